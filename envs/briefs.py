@@ -1,0 +1,44 @@
+"""Incident briefs: what users and dashboards report, derived from the call graph.
+
+A brief names user-visible features (from the request types whose call tree
+reaches the broken component) and never the component or the cause.
+"""
+
+from __future__ import annotations
+
+from sre_env.sim.apps.base import AppSpec
+
+__all__ = ["affected_requests", "user_report"]
+
+_FEATURES = {
+    "search_hotels": "searching for hotels",
+    "recommend": "hotel recommendations",
+    "user_login": "logging in",
+    "reserve": "making a reservation",
+}
+
+
+def affected_requests(app: AppSpec, component: str) -> list[str]:
+    out = []
+    for rt in app.requests:
+        touched = {app.entrypoint} | {c.callee for c in rt.calls} | {c.caller for c in rt.calls}
+        if component in touched:
+            out.append(rt.name)
+    return out
+
+
+def user_report(app: AppSpec, component: str, *, intermittent: bool, since_min: int = 3) -> str:
+    names = affected_requests(app, component) or [rt.name for rt in app.requests]
+    features = [_FEATURES.get(n, n.replace("_", " ")) for n in names]
+    if len(features) > 1:
+        listed = ", ".join(features[:-1]) + " and " + features[-1]
+    else:
+        listed = features[0]
+    how = "intermittently fails (some page loads return HTTP 500)" if intermittent else "fails for most users (HTTP 500 / timeouts)"
+    verb = "fails" if len(features) == 1 else "fail"
+    how = how if len(features) == 1 else how.replace("fails", verb, 1)
+    return (
+        f"PAGE: users of the {app.name} site (namespace {app.namespace}) report that {listed} {how}. "
+        f"The problem started about {since_min} minutes ago. Find the root cause, repair it durably, "
+        "and submit your diagnosis."
+    )

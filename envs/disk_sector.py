@@ -1,0 +1,133 @@
+"""DiskSector: latent sector errors on the disk under one MongoDB's volume.
+
+The variant picks a MongoDB that sits on a request path; the bad disk is the
+data disk of the node its local volume lives on. Reads of a few sectors fail
+with EIO; WiredTiger panics and mongod aborts, so the database crash-loops and
+its callers fail. Restarting or deleting the pod brings it back on the same
+node (the local PV pins it there), so only moving the data off the disk helps.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sre_env.faults.disk import LatentSectorErrors
+from sre_env.rewards.base import Check
+from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+
+from .base import RootCause, Scenario
+from .briefs import affected_requests, user_report
+
+if TYPE_CHECKING:
+    from sre_env.sim.backend import SimBackend
+
+__all__ = ["DiskSector"]
+
+#: databases read on a request path (geo/recommendation/user load theirs at start only)
+_TARGETS = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
+
+
+class DiskSector(Scenario):
+    family = "DiskSector"
+    app = HOTEL_RESERVATION
+    layer = "hardware"
+    difficulty = "hard"
+    summary = "A database of hotel-reservation keeps failing; users see intermittent errors."
+
+    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+        db = str(rng.choice(_TARGETS))
+        ns = self.namespace
+        comp = self.app.component(db)
+        pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, ns)
+        pv = backend.api.get("PersistentVolume", pvc["spec"]["volumeName"])
+        node = pv["metadata"]["annotations"]["local.path.provisioner/selected-node"]
+        device = backend.nodes.device_for_path(node, pv["spec"]["hostPath"]["path"])
+        sectors = tuple(sorted(int(s) for s in rng.choice(3_900_000_000, size=4, replace=False) + 2048))
+        return {
+            "path": pv["spec"]["hostPath"]["path"],
+            "database": db,
+            "pvc": comp.volume_claim,
+            "node": node,
+            "device": device,
+            "sectors": sectors,
+            "fraction": round(float(rng.uniform(0.02, 0.08)), 4),
+            "callers": tuple(sorted(c.name for c in self.app.components if any(d.service == db for d in c.dependencies))),
+        }
+
+    def inject(self, backend: "SimBackend") -> None:
+        v = self.variant
+        LatentSectorErrors(v["node"], v["device"], v["sectors"], v["fraction"], (v["path"],)).inject(backend)
+
+    def root_cause(self) -> RootCause:
+        v = self.variant
+        return RootCause(
+            component=f"node/{v['node']}",
+            namespace=self.namespace,
+            layer="hardware",
+            mechanism="latent sector errors: disk reads fail with I/O errors (EIO)",
+            summary=(
+                f"Latent sector errors on /dev/{v['device']} of {v['node']}: reads of a few sectors fail with EIO. "
+                f"{v['database']} keeps its data there (local volume), so WiredTiger hits read errors and mongod aborts "
+                f"in a loop; {', '.join(v['callers'])} fail on it."
+            ),
+            details={"node": v["node"], "device": f"/dev/{v['device']}", "sectors": list(v["sectors"]), "database": v["database"], "pvc": v["pvc"]},
+            affected=tuple([f"deployment/{v['database']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        )
+
+    def brief(self) -> str:
+        return user_report(self.app, self.variant["database"], intermittent=True)
+
+    def reference_solution(self) -> list[str]:
+        v = self.variant
+        ns = self.namespace
+        return [
+            f"kubectl get pods -n {ns} -o wide",
+            f"kubectl debug node/{v['node']} --image=busybox -- dmesg",
+            f"kubectl cordon {v['node']}",
+            f"kubectl delete pvc {v['pvc']} -n {ns} --wait=false",
+            f"kubectl delete pod -n {ns} -l io.kompose.service={v['database']}",
+            "sleep 15",
+            (
+                f"kubectl apply -n {ns} -f - <<'EOF'\n"
+                "apiVersion: v1\n"
+                "kind: PersistentVolumeClaim\n"
+                "metadata:\n"
+                f"  name: {v['pvc']}\n"
+                "  labels:\n"
+                f"    io.kompose.service: {v['database']}\n"
+                "spec:\n"
+                "  accessModes: [ReadWriteOnce]\n"
+                "  storageClassName: local-path\n"
+                "  resources:\n"
+                "    requests:\n"
+                "      storage: 1Gi\n"
+                "EOF"
+            ),
+            "sleep 30",
+            f"kubectl get pods -n {ns} -o wide",
+            f"kubectl delete pod -n default -l app.kubernetes.io/managed-by=kubectl-debug --ignore-not-found",
+        ]
+
+    def wrong_fixes(self) -> dict[str, list[str]]:
+        v = self.variant
+        ns = self.namespace
+        return {
+            "delete_db_pod": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['database']}"],
+            "restart_db_and_callers": [f"kubectl rollout restart deployment/{d} -n {ns}" for d in (v["database"], *v["callers"])],
+            "cordon_without_moving": [f"kubectl cordon {v['node']}"],
+            "scale_db_to_zero": [f"kubectl scale deployment/{v['database']} -n {ns} --replicas=0"],
+        }
+
+    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+        world = backend.world
+        bad = []
+        for pod in world.store.list("Pod", self.namespace):
+            for node, disk, path in world.pod_volume_paths(pod):
+                if disk.read_error_fraction(path) > 0:
+                    bad.append(f"{pod['metadata']['name']} on {node}:/dev/{disk.device}")
+        return [Check("off_failing_disk", not bad, ("still on the failing disk: " + ", ".join(bad)) if bad else "no workload keeps data on the failing disk")]
+
+    def affected_features(self) -> list[str]:
+        return affected_requests(self.app, self.variant["database"])

@@ -1,0 +1,91 @@
+"""TargetPortMisconfig: a Service's targetPort points at a port nobody listens on.
+
+Endpoints still list the (healthy, ready) pods, so ``get pods`` looks fine;
+callers get "connection refused". Restarting the backing pods or editing the
+container's declared port changes nothing — the process listens where its
+binary says. The fix is the Service's targetPort.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sre_env.faults.service import ServiceTargetPort
+from sre_env.rewards.base import Check
+from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network import resolve_route
+
+from .base import RootCause, Scenario
+from .briefs import user_report
+
+if TYPE_CHECKING:
+    from sre_env.sim.backend import SimBackend
+
+__all__ = ["TargetPortMisconfig"]
+
+_SERVICES = ("frontend", "search", "geo", "rate", "profile", "reservation", "recommendation", "mongodb-profile", "mongodb-rate", "mongodb-reservation")
+
+
+class TargetPortMisconfig(Scenario):
+    family = "TargetPortMisconfig"
+    app = HOTEL_RESERVATION
+    layer = "kubernetes"
+    difficulty = "medium"
+    summary = "Requests through one hotel-reservation service fail although all pods are running."
+
+    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+        service = str(rng.choice(_SERVICES))
+        comp = self.app.component(service)
+        _, port, target, _ = comp.service_ports[0]
+        choices = sorted({port + 1, port + 10, 8080, 9090, 80, target + 100} - {target})
+        wrong = int(rng.choice(choices))
+        return {"service": service, "port": int(port), "target": int(target), "wrong": wrong}
+
+    def inject(self, backend: "SimBackend") -> None:
+        v = self.variant
+        ServiceTargetPort(self.namespace, v["service"], v["port"], v["wrong"], v["target"]).inject(backend)
+
+    def root_cause(self) -> RootCause:
+        v = self.variant
+        callers = sorted(c.name for c in self.app.components if any(d.service == v["service"] for d in c.dependencies))
+        return RootCause(
+            component=f"service/{v['service']}",
+            namespace=self.namespace,
+            layer="kubernetes",
+            mechanism="service targetPort misconfigured",
+            summary=f"service/{v['service']} sends port {v['port']} to targetPort {v['wrong']}, but the pods listen on {v['target']}; connections are refused.",
+            details={"service": v["service"], "port": v["port"], "targetPort": v["wrong"], "expected_targetPort": v["target"]},
+            affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in callers]),
+        )
+
+    def brief(self) -> str:
+        return user_report(self.app, self.variant["service"], intermittent=self.variant["service"].startswith("mongodb"))
+
+    def reference_solution(self) -> list[str]:
+        v = self.variant
+        ns = self.namespace
+        return [
+            f"kubectl get endpoints {v['service']} -n {ns}",
+            f"kubectl describe svc {v['service']} -n {ns}",
+            f"kubectl patch service {v['service']} -n {ns} --type=json -p '[{{\"op\": \"replace\", \"path\": \"/spec/ports/0/targetPort\", \"value\": {v['target']}}}]'",
+        ]
+
+    def wrong_fixes(self) -> dict[str, list[str]]:
+        v = self.variant
+        ns = self.namespace
+        comp = self.app.component(v["service"])
+        return {
+            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
+            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
+            "change_container_port": [
+                f"kubectl patch deployment {v['service']} -n {ns} -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"containers\":[{{\"name\":\"{comp.container}\",\"ports\":[{{\"containerPort\":{v['wrong']},\"protocol\":\"TCP\"}}]}}]}}}}}}}}'"
+            ],
+            "delete_service": [f"kubectl delete service {v['service']} -n {ns}"],
+        }
+
+    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+        v = self.variant
+        route = resolve_route(backend.world, self.namespace, f"{v['service']}:{v['port']}")
+        return [Check("service_routes_to_listener", route.ok >= 0.999, f"{v['service']}:{v['port']} reaches a listening pod in {route.ok:.0%} of connections" + (f" ({route.error})" if route.error else ""))]

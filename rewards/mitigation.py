@@ -1,0 +1,116 @@
+"""The mitigation oracle: is the app healthy again, on a fork of the world, under load?
+
+Grading never trusts the agent's commands, only the model's state: the world is
+forked, advanced several minutes under the workload, and then checked against
+the baseline recorded before the fault — client success rate, every baseline
+workload available at its baseline replica count, every baseline Service still
+selecting ready pods — plus the scenario's own "the cause is gone" checks.
+Deleting the app, scaling it to zero or swapping the failing component out all
+fail the baseline-preservation checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .base import Check, OracleResult
+
+if TYPE_CHECKING:
+    from sre_env.envs.base import Scenario
+    from sre_env.sim.backend import SimBackend
+
+__all__ = ["Baseline", "record_baseline", "MitigationOracle"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    namespace: str
+    #: (kind, name) -> replicas
+    workloads: tuple[tuple[str, str, int], ...]
+    #: service name -> selector items
+    services: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    client_success: float
+    client_latency_ms: float
+
+
+def record_baseline(backend: "SimBackend", namespace: str, app_name: str) -> Baseline:
+    api = backend.api
+    workloads = []
+    for kind in ("Deployment", "StatefulSet"):
+        for obj in api.list(kind, namespace):
+            workloads.append((kind, obj["metadata"]["name"], int(obj["spec"].get("replicas", 1))))
+    services = tuple(
+        (s["metadata"]["name"], tuple(sorted((s["spec"].get("selector") or {}).items()))) for s in api.list("Service", namespace)
+    )
+    hist = list(backend.world.client_history.get(app_name, ()))[-24:]
+    success = sum(s for _, s, _ in hist) / len(hist) if hist else 1.0
+    latency = sum(l for _, _, l in hist) / len(hist) if hist else 0.0
+    return Baseline(namespace, tuple(workloads), services, success, latency)
+
+
+class MitigationOracle:
+    """Checks a forked world after ``settle_s`` seconds of traffic."""
+
+    name = "mitigation"
+
+    def __init__(self, *, settle_s: float = 300.0, window_s: float = 120.0, success_margin: float = 0.02, latency_factor: float = 3.0) -> None:
+        self.settle_s = settle_s
+        self.window_s = window_s
+        self.success_margin = success_margin
+        self.latency_factor = latency_factor
+
+    def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
+        fork = backend.fork()
+        fork.advance(self.settle_s)
+        checks = self.health_checks(fork, scenario, baseline)
+        checks.extend(scenario.cause_checks(fork))
+        return OracleResult.from_checks(self.name, checks, settle_s=self.settle_s)
+
+    def health_checks(self, fork: "SimBackend", scenario: "Scenario", baseline: Baseline) -> list[Check]:
+        api = fork.api
+        ns = baseline.namespace
+        checks: list[Check] = []
+        missing, short = [], []
+        for kind, name, replicas in baseline.workloads:
+            try:
+                obj = api.get(kind, name, ns)
+            except Exception:  # noqa: BLE001 - any API failure means it is gone
+                missing.append(f"{kind.lower()}/{name}")
+                continue
+            available = int(obj.get("status", {}).get("availableReplicas", 0))
+            if available < replicas:
+                short.append(f"{kind.lower()}/{name} {available}/{replicas} available")
+        checks.append(Check("workloads_present", not missing, "missing: " + ", ".join(missing) if missing else "all baseline workloads exist"))
+        checks.append(Check("workloads_available", not short and not missing, "; ".join(short) if short else "every workload at its baseline replicas"))
+        broken = []
+        for name, selector in baseline.services:
+            svc = next((s for s in api.list("Service", ns) if s["metadata"]["name"] == name), None)
+            if svc is None:
+                broken.append(f"service/{name} deleted")
+                continue
+            if not selector:
+                continue
+            ep = next((e for e in api.list("Endpoints", ns) if e["metadata"]["name"] == name), None)
+            ready = sum(len(sub.get("addresses") or ()) for sub in (ep or {}).get("subsets") or ())
+            if ready == 0:
+                broken.append(f"service/{name} has no ready endpoints")
+        checks.append(Check("services_serving", not broken, "; ".join(broken) if broken else "every baseline service has ready endpoints"))
+        success, latency = self._client_window(fork, scenario.app.name)
+        need = max(baseline.client_success - self.success_margin, 0.0)
+        checks.append(Check("client_success", success >= need, f"success rate {success:.4f} over the last {int(self.window_s)}s (baseline {baseline.client_success:.4f}, need >= {need:.4f})"))
+        lat_limit = max(baseline.client_latency_ms * self.latency_factor, baseline.client_latency_ms + 50.0)
+        checks.append(Check("client_latency", latency <= lat_limit, f"mean latency {latency:.1f} ms (baseline {baseline.client_latency_ms:.1f} ms, limit {lat_limit:.1f} ms)"))
+        return checks
+
+    def _client_window(self, fork: "SimBackend", app_name: str) -> tuple[float, float]:
+        world = fork.world
+        now = world.clock.now
+        hist = [(t, s, l) for t, s, l in world.client_history.get(app_name, ()) if t > now - self.window_s]
+        if not hist:
+            return 0.0, float("inf")
+        return sum(s for _, s, _ in hist) / len(hist), sum(l for _, _, l in hist) / len(hist)
+
+
+def describe(result: OracleResult) -> dict[str, Any]:
+    return result.as_dict()

@@ -1,0 +1,238 @@
+"""SREEnv: a Gymnasium environment around one scenario on one backend.
+
+Action: one command line (``kubectl ...``, ``ssh node cmd``, pipes into text
+filters, ``sleep N``) or ``submit <diagnosis>`` to end the episode.
+Observation (Dict): the last command's output, firing alerts, a window of
+metrics with a mask, recent notable log lines, step and cluster time.
+Reward: 0 until the episode ends, then the mitigation oracle's score
+(every component is in ``info["reward_components"]``).
+
+Reset restores a cached healthy cluster (warm-up traffic included), builds a
+fresh scenario from the seed, injects the fault and lets the incident develop
+before the first observation. Same seed + same actions -> same episode.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from sre_env.envs.base import Scenario
+from sre_env.envs.registry import scenario_class
+from sre_env.rewards.mitigation import Baseline, MitigationOracle, record_baseline
+from sre_env.shell import CommandResult, ShellContext, command_reference, run_command
+from sre_env.sim.backend import SimBackend
+from sre_env.sim.baseline_cache import healthy_world
+from sre_env.sim.clock import iso
+
+__all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
+
+#: characters observations and actions may contain (printable ASCII, newline, tab)
+CHARSET = frozenset(string.printable) - {"\x0b", "\x0c", "\r"}
+_CHARSET_STR = "".join(sorted(CHARSET))
+OUTPUT_MAX = 8192
+ALERTS_MAX = 4096
+LOGS_MAX = 4096
+ACTION_MAX = 16384
+WINDOW = 12  # metric samples (15 s apart) in the observation
+_TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
+
+
+def sanitize(text: str, limit: int) -> str:
+    """Printable ASCII only, truncated with a marker the agent can see."""
+    if not text.isascii() or any(ch not in CHARSET for ch in text):
+        text = "".join(ch if ch in CHARSET else "?" for ch in text)
+    if len(text) > limit:
+        marker = "\n... [output truncated]\n"
+        text = text[: limit - len(marker)] + marker
+    return text
+
+
+def metric_names(scenario_cls: type[Scenario]) -> list[str]:
+    """The fixed series of the observation's metrics window, in order."""
+    app = scenario_cls.app
+    ns = app.namespace
+    names = [f"client_success_ratio{{namespace={ns}}}", f"client_rps{{namespace={ns}}}", f"client_latency_p99_ms{{namespace={ns}}}"]
+    for comp in sorted(app.components, key=lambda c: c.name):
+        for m in ("rps", "error_ratio", "latency_p99_ms", "ready_replicas", "restarts"):
+            names.append(f"{m}{{namespace={ns},service={comp.name}}}")
+    return names
+
+
+class SREEnv(gym.Env[dict[str, Any], str]):
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        scenario: str | type[Scenario] = "DiskSector",
+        *,
+        max_steps: int = 50,
+        render_mode: str | None = None,
+        develop_s: float | None = None,
+        oracle: MitigationOracle | None = None,
+    ) -> None:
+        self.scenario_cls = scenario_class(scenario) if isinstance(scenario, str) else scenario
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.max_steps = int(max_steps)
+        self.develop_s = develop_s
+        self.oracle = oracle or MitigationOracle()
+        self._metric_names = metric_names(self.scenario_cls)
+        n = len(self._metric_names)
+        text = lambda m: spaces.Text(max_length=m, min_length=0, charset=_CHARSET_STR)  # noqa: E731
+        self.observation_space = spaces.Dict(
+            {
+                "output": text(OUTPUT_MAX),
+                "alerts": text(ALERTS_MAX),
+                "logs": text(LOGS_MAX),
+                "metrics": spaces.Box(low=-np.inf, high=np.inf, shape=(WINDOW, n), dtype=np.float32),
+                "metrics_mask": spaces.MultiBinary(n),
+                "step": spaces.Box(low=0, high=np.iinfo(np.int64).max, shape=(1,), dtype=np.int64),
+                "time": spaces.Box(low=0.0, high=np.inf, shape=(1,), dtype=np.float32),
+            }
+        )
+        self.action_space = spaces.Text(max_length=ACTION_MAX, min_length=0, charset=_CHARSET_STR)
+        self.backend: SimBackend | None = None
+        self.scenario: Scenario | None = None
+        self._baseline: Baseline | None = None
+        self._steps = 0
+        self._done = False
+        self._last_output = ""
+        self._t0 = 0.0
+        self._history: list[dict[str, Any]] = []
+        self._final_info: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        episode_seed = int(self.np_random.integers(0, 2**63 - 1))
+        world = healthy_world(self.scenario_cls.app)
+        world.rng = np.random.default_rng(episode_seed)
+        world.variant_seed = episode_seed % (2**31)
+        backend = SimBackend(world)
+        self.backend = backend
+        self.scenario = self.scenario_cls(np.random.default_rng([episode_seed, 1]))
+        self._baseline = record_baseline(backend, self.scenario.namespace, self.scenario.app.name)
+        self.scenario.setup(backend)
+        backend.advance(self.develop_s if self.develop_s is not None else self.scenario.develop_s)
+        self._t0 = backend.now
+        self._steps = 0
+        self._done = False
+        self._history = []
+        self._final_info = {}
+        self._shell = ShellContext(backend=backend, namespace="default")
+        self._last_output = self.scenario.brief()
+        return self._observation(), self._info(None)
+
+    def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self.backend is None or self.scenario is None:
+            raise gym.error.ResetNeeded("Cannot call step() before reset().")
+        if self._done:
+            return self._observation(), 0.0, True, False, self._info(None) | self._final_info
+        if not isinstance(action, str):
+            action = str(action)
+        self._steps += 1
+        stripped = action.strip()
+        reward = 0.0
+        terminated = truncated = False
+        if stripped == "submit" or stripped.startswith(("submit ", "submit\n", "submit\t")):
+            diagnosis = stripped[len("submit") :].strip()
+            result = CommandResult("Submitted. Grading the cluster...\n", 0, 0.0, False)
+            reward = self._grade(diagnosis, submitted=True)
+            terminated = True
+        else:
+            result = run_command(self._shell, action)
+            self.backend.advance(result.cost_s)
+        self._last_output = result.output
+        self._history.append({"step": self._steps, "command": action[:2000], "exit_code": result.exit_code, "mutating": result.mutating, "time": self.backend.now})
+        if not terminated and self._steps >= self.max_steps:
+            reward = self._grade(None, submitted=False)
+            truncated = True
+        self._done = terminated or truncated
+        info = self._info(result)
+        if self._done:
+            info |= self._final_info
+        return self._observation(), float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        obs = self._observation()
+        lines = [f"--- step {self._steps}  t={iso(self.backend.now) if self.backend else '-'} ---", obs["output"]]
+        if obs["alerts"]:
+            lines += ["[alerts]", obs["alerts"]]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ helpers
+    def _grade(self, diagnosis: str | None, *, submitted: bool) -> float:
+        assert self.backend is not None and self.scenario is not None and self._baseline is not None
+        mitigation = self.oracle.evaluate(self.backend, self.scenario, self._baseline)
+        reward = mitigation.score if mitigation.passed else 0.0
+        self._final_info = {
+            "submitted": submitted,
+            "diagnosis": diagnosis,
+            "reward_components": {"mitigation": reward},
+            "oracles": {"mitigation": mitigation.as_dict()},
+            "root_cause": self.scenario.root_cause().as_dict(),
+            "variant": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.scenario.variant.items()},
+        }
+        return reward
+
+    def _observation(self) -> dict[str, Any]:
+        assert self.backend is not None
+        world = self.backend.world
+        window = world.metrics.window(self._metric_names, WINDOW)
+        mask = np.array([1 if name in world.metrics.index else 0 for name in self._metric_names], dtype=np.int8)
+        return {
+            "output": sanitize(self._last_output, OUTPUT_MAX),
+            "alerts": sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX),
+            "logs": sanitize(self._recent_logs(), LOGS_MAX),
+            "metrics": window,
+            "metrics_mask": mask,
+            "step": np.array([self._steps], dtype=np.int64),
+            "time": np.array([self.backend.now - self._t0], dtype=np.float32),
+        }
+
+    def _recent_logs(self, horizon_s: float = 120.0, limit: int = 12) -> str:
+        """Warnings and errors the app's containers logged recently (newest last)."""
+        assert self.backend is not None and self.scenario is not None
+        world = self.backend.world
+        now = world.clock.now
+        rows = []
+        for pod in world.store.list("Pod", self.scenario.namespace):
+            rt = world.runtimes.get(pod["metadata"]["uid"])
+            if rt is None:
+                continue
+            for ctr in rt.containers.values():
+                for source in (ctr.prev_log, ctr.log):
+                    for i, (t, line) in enumerate(source):
+                        if t >= now - horizon_s and _notable(line):
+                            rows.append((t, pod["metadata"]["name"], i, line))
+        rows.sort()
+        return "\n".join(f"{name}: {line[:300]}" for _, name, _, line in rows[-limit:])
+
+    def _info(self, result: CommandResult | None) -> dict[str, Any]:
+        info: dict[str, Any] = {"step": self._steps, "time_s": float(self.backend.now - self._t0) if self.backend else 0.0}
+        if result is not None:
+            info |= {"exit_code": result.exit_code, "cost_s": result.cost_s, "mutating": result.mutating}
+        return info
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return list(self._history)
+
+    @staticmethod
+    def command_reference() -> str:
+        return command_reference()
+
+
+_NOTABLE = ("ERR", "error", "Error", "FTL", "PNC", "panic", "fatal", "Fatal", '"s":"E"', '"s":"F"', '"s":"W"', "WRN", "refused", "timeout", "failed")
+
+
+def _notable(line: str) -> bool:
+    return any(k in line for k in _NOTABLE)

@@ -1,0 +1,120 @@
+"""How an application is described to the simulator: data, not code.
+
+An :class:`AppSpec` lists the components (one Deployment or StatefulSet and one
+Service each), how each process starts (required env, config keys, listen
+port, start-up time), whom it calls (by DNS name and port, read from env or
+config), what one request costs, how it logs, and the workload the load
+generator drives through the call graph. The simulator turns this into
+Kubernetes objects and computes behaviour from it each tick; faults change the
+objects, never this spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Dependency", "Component", "Call", "RequestType", "AppSpec"]
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """An outgoing connection: the caller dials ``service:port``.
+
+    ``address_env`` names the env var that carries the address (``host:port``)
+    when the process reads it from its environment; ``None`` means the address
+    is compiled into the image's config (then only Service/DNS faults break it).
+    """
+
+    service: str
+    port: int
+    address_env: str | None = None
+    protocol: str = "grpc"  # grpc | http | mongodb | memcached | redis | consul | thrift
+    #: a failing non-critical dependency degrades (cache miss) instead of failing the request.
+    critical: bool = True
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    image: str
+    container: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    role: str = "service"  # frontend | service | cache | database | infra
+    kind: str = "Deployment"  # Deployment | StatefulSet
+    replicas: int = 1
+    #: container ports as (name, containerPort, protocol)
+    container_ports: tuple[tuple[str, int, str], ...] = ()
+    #: service ports as (name, port, targetPort, protocol)
+    service_ports: tuple[tuple[str, int, int, str], ...] = ()
+    #: the port the process actually listens on (the first container port by default)
+    listen_port: int = 0
+    env: tuple[tuple[str, str], ...] = ()
+    #: env vars without which the process exits at start (with ``missing_env_log``)
+    required_env: tuple[str, ...] = ()
+    dependencies: tuple[Dependency, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    cpu_request: str = "100m"
+    cpu_limit: str = "1"
+    memory_request: str = ""
+    memory_limit: str = ""
+    #: steady working set of one replica, MiB
+    memory_mib: float = 30.0
+    #: requests per second one replica serves before queueing
+    capacity_rps: float = 500.0
+    #: service time of one request, ms, excluding downstream calls
+    latency_ms: float = 2.0
+    startup_s: float = 5.0
+    #: name of the PVC mounted at ``data_path`` (databases); created with the app
+    volume_claim: str | None = None
+    data_path: str = "/data/db"
+    storage: str = "1Gi"
+    #: one of the log dialects in sre_env.sim.logs (go-service, mongodb, memcached, consul, jaeger, frontend)
+    log_format: str = "go-service"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One edge of a request's call tree: ``caller`` calls ``callee`` ``times`` per request.
+
+    ``miss_ratio`` < 1 models a read-through cache: the callee is only called on a miss.
+    """
+
+    caller: str
+    callee: str
+    times: float = 1.0
+    operation: str = ""
+    miss_ratio: float = 1.0
+
+
+@dataclass(frozen=True)
+class RequestType:
+    name: str
+    method: str
+    path: str
+    weight: float
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    name: str
+    namespace: str
+    components: tuple[Component, ...]
+    requests: tuple[RequestType, ...]
+    #: the component the load generator calls and its port
+    entrypoint: str = "frontend"
+    entry_port: int = 5000
+    #: offered load, requests per second (wrk2-style constant throughput)
+    rps: float = 200.0
+    #: client timeout, seconds
+    client_timeout_s: float = 10.0
+    description: str = ""
+    #: images that exist in the registry beyond those the components use
+    extra_images: tuple[str, ...] = field(default_factory=tuple)
+
+    def component(self, name: str) -> Component:
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise KeyError(name)

@@ -1,0 +1,79 @@
+"""Which image references exist in the (simulated) registry, and how big they are.
+
+The kubelet asks the catalog before "pulling": an unknown repository or tag
+gives the same ErrImagePull / ImagePullBackOff sequence a real node shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ImageCatalog", "split_image", "normalize_image"]
+
+_COMMON = (
+    "busybox:1.36",
+    "busybox:latest",
+    "nginx:1.25",
+    "nginx:latest",
+    "alpine:3.19",
+    "alpine:latest",
+    "curlimages/curl:8.5.0",
+    "nicolaka/netshoot:latest",
+    "ubuntu:22.04",
+    "registry.k8s.io/pause:3.9",
+)
+
+
+def split_image(ref: str) -> tuple[str, str]:
+    """``repo[:tag]`` -> (repo, tag); a missing tag means ``latest``; digests kept as tags."""
+    ref = normalize_image(ref)
+    if "@" in ref:
+        repo, digest = ref.split("@", 1)
+        return repo, "@" + digest
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1 :]
+    return ref, "latest"
+
+
+def normalize_image(ref: str) -> str:
+    ref = ref.strip()
+    for prefix in ("docker.io/library/", "docker.io/"):
+        if ref.startswith(prefix):
+            ref = ref[len(prefix) :]
+    return ref
+
+
+@dataclass
+class ImageCatalog:
+    """A set of ``repo:tag`` references that can be pulled, with pull times."""
+
+    refs: set[str] = field(default_factory=lambda: set(_COMMON))
+
+    def add(self, ref: str) -> None:
+        repo, tag = split_image(ref)
+        self.refs.add(f"{repo}:{tag}")
+
+    def exists(self, ref: str) -> bool:
+        repo, tag = split_image(ref)
+        return f"{repo}:{tag}" in self.refs
+
+    def repo_exists(self, ref: str) -> bool:
+        repo, _ = split_image(ref)
+        return any(r.rsplit(":", 1)[0] == repo for r in self.refs)
+
+    @staticmethod
+    def pull_seconds(ref: str) -> float:
+        """Deterministic pull time: bigger for app images than for small tools."""
+        repo, _ = split_image(ref)
+        return 4.0 + (sum(map(ord, repo)) % 7)
+
+    @staticmethod
+    def pull_error(ref: str) -> str:
+        repo, tag = split_image(ref)
+        full = ref if "/" in repo and "." in repo.split("/")[0] else f"docker.io/{'library/' if '/' not in repo else ''}{repo}:{tag}"
+        return (
+            f'Failed to pull image "{ref}": rpc error: code = NotFound desc = failed to pull and unpack image '
+            f'"{full}": failed to resolve reference "{full}": {full}: not found'
+        )

@@ -1,0 +1,157 @@
+"""kube-scheduler in miniature: filter nodes, score by free CPU, bind, explain failures.
+
+The failure message follows the real scheduler's wording
+("0/4 nodes are available: 1 node(s) were unschedulable, ...") because agents
+read it to find the cause.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from .clock import iso
+from .quantity import cpu_millicores, memory_bytes
+
+if TYPE_CHECKING:
+    from .world import World
+
+__all__ = ["schedule_pending", "pod_requests"]
+
+Obj = dict[str, Any]
+
+
+def pod_requests(pod: Obj) -> tuple[int, int]:
+    cpu = mem = 0
+    for ctr in pod["spec"].get("containers", []):
+        req = (ctr.get("resources") or {}).get("requests") or {}
+        try:
+            cpu += cpu_millicores(req.get("cpu", 0))
+            mem += memory_bytes(req.get("memory", 0))
+        except ValueError:
+            pass
+    return cpu, mem
+
+
+def _tolerates(pod: Obj, taint: Obj) -> bool:
+    for tol in pod["spec"].get("tolerations") or ():
+        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+            continue
+        if tol.get("operator") == "Exists":
+            if not tol.get("key") or tol.get("key") == taint.get("key"):
+                return True
+        elif tol.get("key") == taint.get("key") and tol.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def _taint_text(t: Obj) -> str:
+    return f"{{{t['key']}: {t.get('value', '')}}}"
+
+
+def _pv_node(world: "World", pod: Obj) -> tuple[str | None, str | None]:
+    """(required node from a bound local PV, or an error reason when a claim is unusable)."""
+    ns = pod["metadata"]["namespace"]
+    for vol in pod["spec"].get("volumes") or ():
+        claim = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+        if not claim:
+            continue
+        pvc = world.store.find("PersistentVolumeClaim", claim, ns)
+        if pvc is None:
+            return None, f'persistentvolumeclaim "{claim}" not found'
+        if pvc["metadata"].get("deletionTimestamp"):
+            return None, f'persistentvolumeclaim "{claim}" is being deleted'
+        pv_name = pvc["spec"].get("volumeName")
+        if pv_name:
+            pv = world.store.find("PersistentVolume", pv_name)
+            if pv is None:
+                return None, f'persistentvolume "{pv_name}" not found'
+            terms = ((pv["spec"].get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms") or []
+            for term in terms:
+                for expr in term.get("matchExpressions", []):
+                    if expr.get("key") == "kubernetes.io/hostname" and expr.get("values"):
+                        return expr["values"][0], None
+    return None, None
+
+
+def schedule_pending(world: "World") -> None:
+    store = world.store
+    pending = [p for p in store.iter("Pod") if not p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
+    if not pending:
+        return
+    nodes = store.list("Node")
+    used: dict[str, list[int]] = {n["metadata"]["name"]: [0, 0, 0] for n in nodes}
+    for p in store.iter("Pod"):
+        node = p["spec"].get("nodeName")
+        if node in used and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+            c, m = pod_requests(p)
+            used[node][0] += c
+            used[node][1] += m
+            used[node][2] += 1
+    for pod in pending:
+        reasons: Counter[str] = Counter()
+        required_node, claim_error = _pv_node(world, pod)
+        if claim_error:
+            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {claim_error}. preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling.")
+            continue
+        cpu, mem = pod_requests(pod)
+        fits: list[tuple[float, str]] = []
+        selector = pod["spec"].get("nodeSelector") or {}
+        for n in nodes:
+            name = n["metadata"]["name"]
+            labels = n["metadata"].get("labels") or {}
+            alloc = n["status"]["allocatable"]
+            if n["spec"].get("unschedulable"):
+                reasons["node(s) were unschedulable"] += 1
+                continue
+            bad_taint = next((t for t in n["spec"].get("taints") or () if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(pod, t)), None)
+            if bad_taint is not None:
+                reasons[f"node(s) had untolerated taint {_taint_text(bad_taint)}"] += 1
+                continue
+            if not world.node_ready(name):
+                reasons["node(s) had untolerated taint {node.kubernetes.io/unreachable: }"] += 1
+                continue
+            if any(labels.get(k) != v for k, v in selector.items()):
+                reasons["node(s) didn't match Pod's node affinity/selector"] += 1
+                continue
+            if required_node is not None and required_node != name:
+                reasons["node(s) had volume node affinity conflict"] += 1
+                continue
+            free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
+            free_mem = memory_bytes(alloc["memory"]) - used[name][1]
+            if cpu > free_cpu:
+                reasons["Insufficient cpu"] += 1
+                continue
+            if mem > free_mem:
+                reasons["Insufficient memory"] += 1
+                continue
+            if used[name][2] >= int(alloc.get("pods", 110)):
+                reasons["Too many pods"] += 1
+                continue
+            fits.append((-(free_cpu - cpu) / max(cpu_millicores(alloc["cpu"]), 1), name))
+        if not fits:
+            parts = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+            preempt = f"preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling."
+            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}. {preempt}")
+            continue
+        fits.sort()
+        node = fits[0][1]
+        used[node][0] += cpu
+        used[node][1] += mem
+        used[node][2] += 1
+        world.bind_pod(pod, node)
+
+
+def _unschedulable(world: "World", pod: Obj, message: str) -> None:
+    status = pod.setdefault("status", {})
+    conds = status.get("conditions") or []
+    cur = next((c for c in conds if c["type"] == "PodScheduled"), None)
+    if cur and cur.get("message") == message and status.get("phase") == "Pending":
+        return
+    status["phase"] = "Pending"
+    status["qosClass"] = status.get("qosClass", "Burstable")
+    status["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": iso(world.clock.now), "reason": "Unschedulable", "message": message}
+    ]
+    world.store.touch(pod)
+    world.event(pod, "Warning", "FailedScheduling", message, "default-scheduler")

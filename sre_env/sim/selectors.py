@@ -1,0 +1,110 @@
+"""Kubernetes label and field selectors (``app=geo,tier!=db``, ``env in (a,b)``, ``!k``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+__all__ = ["parse_label_selector", "match_labels", "parse_field_selector", "selector_from_match_labels"]
+
+Predicate = Callable[[dict[str, str]], bool]
+
+_SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_.\-/]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
+_EQ_RE = re.compile(r"^\s*([A-Za-z0-9_.\-/]+)\s*(==|=|!=)\s*([A-Za-z0-9_.\-]*)\s*$")
+
+
+def _split_terms(selector: str) -> list[str]:
+    terms, depth, cur = [], 0, []
+    for ch in selector:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            terms.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        terms.append("".join(cur))
+    return [t for t in terms if t.strip()]
+
+
+def parse_label_selector(selector: str) -> Predicate:
+    """Compile a label selector; raises ValueError with kubectl's wording on bad syntax."""
+    preds: list[Predicate] = []
+    for term in _split_terms(selector or ""):
+        m = _EQ_RE.match(term)
+        if m:
+            key, op, val = m.groups()
+            if op == "!=":
+                preds.append(lambda l, k=key, v=val: l.get(k) != v)
+            else:
+                preds.append(lambda l, k=key, v=val: l.get(k) == v)
+            continue
+        m = _SET_RE.match(term)
+        if m:
+            neg, key, op, vals = m.groups()
+            if op:
+                if neg:
+                    raise ValueError(f"unable to parse requirement: {term.strip()}")
+                values = {v.strip() for v in vals.split(",") if v.strip()}
+                if op == "in":
+                    preds.append(lambda l, k=key, vs=values: l.get(k) in vs)
+                else:
+                    preds.append(lambda l, k=key, vs=values: l.get(k) not in vs)
+            elif neg:
+                preds.append(lambda l, k=key: k not in l)
+            else:
+                preds.append(lambda l, k=key: k in l)
+            continue
+        raise ValueError(f"unable to parse requirement: found '{term.strip()}', expected: in, notin, =, ==, !=, gt, lt")
+    return lambda labels: all(p(labels) for p in preds)
+
+
+def match_labels(match: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
+    """A Service/ReplicaSet selector: every key/value must be present. Empty matches nothing for services."""
+    if not match:
+        return False
+    labels = labels or {}
+    return all(labels.get(k) == v for k, v in match.items())
+
+
+def selector_from_match_labels(match: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+
+
+_FIELD_PATHS = {
+    "metadata.name": ("metadata", "name"),
+    "metadata.namespace": ("metadata", "namespace"),
+    "status.phase": ("status", "phase"),
+    "spec.nodeName": ("spec", "nodeName"),
+    "spec.unschedulable": ("spec", "unschedulable"),
+    "involvedObject.name": ("involvedObject", "name"),
+    "involvedObject.kind": ("involvedObject", "kind"),
+    "type": ("type",),
+    "reason": ("reason",),
+}
+
+
+def parse_field_selector(selector: str) -> Callable[[dict[str, Any]], bool]:
+    preds = []
+    for term in _split_terms(selector or ""):
+        m = re.match(r"^\s*([A-Za-z.]+)\s*(==|=|!=)\s*(.*?)\s*$", term)
+        if not m or m.group(1) not in _FIELD_PATHS:
+            raise ValueError(f'"{term.strip()}" is not a known field selector: only "{", ".join(sorted(_FIELD_PATHS))}"')
+        path, op, val = _FIELD_PATHS[m.group(1)], m.group(2), m.group(3)
+
+        def get(obj: dict[str, Any], p: tuple[str, ...] = path) -> str:
+            cur: Any = obj
+            for part in p:
+                cur = cur.get(part) if isinstance(cur, dict) else None
+            if cur is None:
+                return ""
+            return str(cur).lower() if isinstance(cur, bool) else str(cur)
+
+        if op == "!=":
+            preds.append(lambda o, g=get, v=val: g(o) != v)
+        else:
+            preds.append(lambda o, g=get, v=val: g(o) == v)
+    return lambda obj: all(p(obj) for p in preds)

@@ -1,0 +1,634 @@
+"""The simulated world: one clock, the API objects, node hosts, runtimes, traffic, telemetry.
+
+``World.tick()`` advances cluster time by one step and recomputes everything
+from the layer below: controllers from objects, kubelets from pod specs,
+endpoints from pod readiness, traffic from routes and capacity, telemetry from
+traffic. The whole world is one picklable object: snapshot/restore/fork are a
+pickle round trip.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import pickle
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from . import logs as logfmt
+from .alerts import AlertState
+from .apps.base import AppSpec, Component
+from .cluster import ClusterLayout, DEFAULT_LAYOUT, app_manifests, make_host_nodes, namespace_object, node_object
+from .clock import SimClock, iso
+from .controllers import pod_is_ready, reconcile_all, reconcile_endpoints
+from .images import ImageCatalog, split_image
+from .kubelet import ContainerRuntime, PodRuntime, run_kubelets
+from .process import StartOutcome
+from .metrics import SeriesRing
+from .network import resolve_route
+from .nodes import HostNode
+from .podenv import resolve_env
+from .scheduler import schedule_pending
+from .store import ObjectStore
+from .traffic import TickResult, TrafficPlan, compile_plan, run_traffic
+
+__all__ = ["World", "TICK_S", "SCRAPE_S"]
+
+Obj = dict[str, Any]
+TICK_S = 5.0
+SCRAPE_S = 15.0
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class World:
+    def __init__(self, apps: tuple[AppSpec, ...] = (), layout: ClusterLayout = DEFAULT_LAYOUT, seed: int = 0) -> None:
+        self.layout = layout
+        self.clock = SimClock()
+        self.store = ObjectStore(self.clock)
+        self.images = ImageCatalog()
+        self.rng = np.random.default_rng(seed)
+        self.apps: tuple[AppSpec, ...] = tuple(apps)
+        self.hosts: dict[str, HostNode] = {h.name: h for h in make_host_nodes(layout)}
+        self.runtimes: dict[str, PodRuntime] = {}
+        self.components: dict[tuple[str, str], Component] = {}
+        self.last_load: dict[str, float] = {}
+        self.metrics = SeriesRing()
+        self.alert_state = AlertState()
+        self.client_history: dict[str, deque] = {}
+        self.last_traffic: dict[str, TickResult] = {}
+        self._plans: dict[str, TrafficPlan] = {}
+        self._db_disks: dict[str, list] = {}
+        self._traffic_settled: dict[str, bool] = {}
+        self._controllers_rev = -1
+        self._ip_counters: dict[str, int] = {}
+        self._svc_ip_counter = 10
+        self._ip_index: dict[str, str] = {}
+        self.runtime_epoch = 0
+        self.fault_epoch = 0
+        self._next_scrape = 0.0
+        self._carry = 0.0
+        self.variant_seed = seed
+        for host in self.hosts.values():
+            self.store.create(node_object(host, layout))
+            host.journal.append((-120.0, "kubelet", "Started kubelet: The Kubernetes Node Agent."))
+        self._update_node_conditions()
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease", "local-path-storage"):
+            self.store.create(namespace_object(ns))
+        self.store.create(
+            {
+                "kind": "StorageClass",
+                "apiVersion": "storage.k8s.io/v1",
+                "metadata": {"name": "local-path", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                "provisioner": "rancher.io/local-path",
+                "reclaimPolicy": "Delete",
+                "volumeBindingMode": "WaitForFirstConsumer",
+            }
+        )
+        self.store.create({"kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}})
+        self.store.create({"kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"k8s-app": "kube-dns"}, "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53}, {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53}]}})
+        self.images.add("registry.k8s.io/coredns/coredns:v1.11.3")
+        self.images.add("docker.io/rancher/local-path-provisioner:v0.0.30")
+        self.create(_system_deployment("coredns", "kube-system", "registry.k8s.io/coredns/coredns:v1.11.3", {"k8s-app": "kube-dns"}, 2, [("dns", 53, "UDP"), ("dns-tcp", 53, "TCP"), ("metrics", 9153, "TCP")], control_plane=True))
+        self.create(_system_deployment("local-path-provisioner", "local-path-storage", "docker.io/rancher/local-path-provisioner:v0.0.30", {"app": "local-path-provisioner"}, 1, [], control_plane=True))
+        for app in self.apps:
+            self.install_app(app)
+
+    # ------------------------------------------------------------------ building
+    def install_app(self, app: AppSpec) -> None:
+        for comp in app.components:
+            self.components[(app.namespace, comp.name)] = comp
+            self.images.add(comp.image)
+        for ref in app.extra_images:
+            self.images.add(ref)
+        for obj in app_manifests(app):
+            self.create(obj)
+
+    def create(self, obj: Obj) -> Obj:
+        """Create through the API's admission path (cluster IPs, finalizers, defaults)."""
+        obj = copy.deepcopy(obj)
+        kind = obj.get("kind")
+        if kind == "Service":
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("type", "ClusterIP")
+            if not spec.get("clusterIP"):
+                spec["clusterIP"] = self._allocate_service_ip()
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            for p in spec.get("ports") or ():
+                p.setdefault("protocol", "TCP")
+                p.setdefault("targetPort", p.get("port"))
+            spec.setdefault("sessionAffinity", "None")
+        elif kind == "PersistentVolumeClaim":
+            obj.setdefault("metadata", {}).setdefault("finalizers", ["kubernetes.io/pvc-protection"])
+            obj.setdefault("status", {"phase": "Pending"})
+        elif kind == "Pod":
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("restartPolicy", "Always")
+            spec.setdefault("dnsPolicy", "ClusterFirst")
+            spec.setdefault("schedulerName", "default-scheduler")
+            spec.setdefault("terminationGracePeriodSeconds", 30)
+            spec.setdefault("tolerations", [
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            ])
+            obj.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+        elif kind in ("Deployment", "StatefulSet"):
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("replicas", 1)
+            spec.setdefault("revisionHistoryLimit", 10)
+            if kind == "Deployment":
+                spec.setdefault("strategy", {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+                spec.setdefault("progressDeadlineSeconds", 600)
+        return self.store.create(obj, copy_in=False)
+
+    def _allocate_service_ip(self) -> str:
+        while True:
+            self._svc_ip_counter += 1
+            n = (self._svc_ip_counter * 7919) % 65000 + 20
+            ip = f"10.96.{n // 250}.{n % 250 + 2}"
+            if not any(s["spec"].get("clusterIP") == ip for s in self.store.iter("Service")):
+                return ip
+
+    def allocate_pod_ip(self, node: str) -> str:
+        idx = self.hosts[node].index
+        n = self._ip_counters.get(node, 1) + 1
+        self._ip_counters[node] = n
+        return f"{self.layout.pod_cidr_prefix}.{idx}.{(n % 250) + 2}"
+
+    def name_suffix(self, length: int = 5) -> str:
+        return "".join(_ALPHABET[i] for i in self.rng.integers(0, len(_ALPHABET), size=length))
+
+    def new_pod_from_template(self, owner: Obj, template: Obj, prefix: str) -> Obj | None:
+        meta = copy.deepcopy(template.get("metadata") or {})
+        spec = copy.deepcopy(template.get("spec") or {})
+        for _ in range(5):
+            name = prefix + self.name_suffix()
+            if self.store.find("Pod", name, owner["metadata"]["namespace"]) is None:
+                break
+        meta["name"] = name
+        meta["namespace"] = owner["metadata"]["namespace"]
+        meta["ownerReferences"] = [
+            {"apiVersion": owner.get("apiVersion", "apps/v1"), "kind": owner["kind"], "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+        ]
+        meta.pop("generateName", None)
+        return self.create({"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec})
+
+    def delete_pod(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            return
+        if not pod["spec"].get("nodeName") or pod["metadata"]["uid"] not in self.runtimes:
+            self.store.remove("Pod", meta["name"], meta["namespace"])
+            return
+        meta["deletionTimestamp"] = iso(self.clock.now)
+        meta["deletionGracePeriodSeconds"] = pod["spec"].get("terminationGracePeriodSeconds", 30)
+        self.store.touch(pod)
+
+    def bind_pod(self, pod: Obj, node: str) -> None:
+        ns = pod["metadata"]["namespace"]
+        for vol in pod["spec"].get("volumes") or ():
+            claim = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            if claim:
+                pvc = self.store.find("PersistentVolumeClaim", claim, ns)
+                if pvc is not None and not pvc["spec"].get("volumeName"):
+                    self._provision(pvc, node)
+        pod["spec"]["nodeName"] = node
+        pod.setdefault("status", {})["conditions"] = [{"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": iso(self.clock.now)}]
+        self.store.touch(pod)
+        self.event(pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{pod['metadata']['name']} to {node}", "default-scheduler")
+
+    def _provision(self, pvc: Obj, node: str) -> None:
+        """local-path provisioner: a directory on the node's data disk, pinned to the node."""
+        ns, name = pvc["metadata"]["namespace"], pvc["metadata"]["name"]
+        pv_name = "pvc-" + pvc["metadata"]["uid"]
+        host = self.hosts[node]
+        base = "/mnt/data" if host.disk("sdb") else "/opt"
+        path = f"{base}/local-path-provisioner/{pv_name}_{ns}_{name}"
+        storage = pvc["spec"].get("resources", {}).get("requests", {}).get("storage", "1Gi")
+        self.store.create(
+            {
+                "kind": "PersistentVolume",
+                "apiVersion": "v1",
+                "metadata": {"name": pv_name, "annotations": {"local.path.provisioner/selected-node": node, "pv.kubernetes.io/provisioned-by": "rancher.io/local-path"}, "finalizers": ["kubernetes.io/pv-protection"]},
+                "spec": {
+                    "accessModes": list(pvc["spec"].get("accessModes", ["ReadWriteOnce"])),
+                    "capacity": {"storage": storage},
+                    "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": name, "namespace": ns, "uid": pvc["metadata"]["uid"]},
+                    "hostPath": {"path": path, "type": "DirectoryOrCreate"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}},
+                    "persistentVolumeReclaimPolicy": "Delete",
+                    "storageClassName": pvc["spec"].get("storageClassName", "local-path"),
+                    "volumeMode": "Filesystem",
+                },
+                "status": {"phase": "Bound"},
+            }
+        )
+        pvc["spec"]["volumeName"] = pv_name
+        pvc["status"] = {"phase": "Bound", "accessModes": list(pvc["spec"].get("accessModes", ["ReadWriteOnce"])), "capacity": {"storage": storage}}
+        pvc["metadata"].setdefault("annotations", {}).update({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes", "volume.kubernetes.io/selected-node": node, "volume.kubernetes.io/storage-provisioner": "rancher.io/local-path"})
+        self.store.touch(pvc)
+        self.event(pvc, "Normal", "ProvisioningSucceeded", f"Successfully provisioned volume {pv_name}", "rancher.io/local-path_local-path-provisioner")
+        self.fault_epoch += 1
+
+    def on_volume_deleted(self, pv: Obj) -> None:
+        self.fault_epoch += 1
+
+    # ------------------------------------------------------------------ lookups used by layers
+    def event(self, obj: Obj, type_: str, reason: str, message: str, source: str) -> None:
+        self.store.record_event(obj, type_, reason, message, source)
+
+    def node_ready(self, name: str) -> bool:
+        host = self.hosts.get(name)
+        return host is not None and host.kubelet_running
+
+    def component_for(self, pod: Obj) -> Component | None:
+        labels = pod["metadata"].get("labels") or {}
+        name = labels.get("io.kompose.service") or labels.get("app.kubernetes.io/component") or labels.get("app")
+        if not name:
+            return None
+        return self.components.get((pod["metadata"]["namespace"], name))
+
+    def image_id(self, image: str) -> str:
+        repo, _ = split_image(image)
+        digest = hashlib.blake2b(image.encode(), digest_size=32).hexdigest()
+        full = repo if "." in repo.split("/")[0] else f"docker.io/{'library/' if '/' not in repo else ''}{repo}"
+        return f"{full}@sha256:{digest}"
+
+    def pod_by_uid(self, uid: str) -> Obj | None:
+        for pod in self.store.iter("Pod"):
+            if pod["metadata"]["uid"] == uid:
+                return pod
+        return None
+
+    def pod_listens(self, uid: str, port: int) -> bool:
+        rt = self.runtimes.get(uid)
+        if rt is None:
+            return False
+        now = self.clock.now
+        return any(c.listen_port == port and c.serving(now) for c in rt.containers.values())
+
+    def pod_uid_by_ip(self, ip: str) -> str | None:
+        for uid, rt in self.runtimes.items():
+            if rt.ip == ip:
+                return uid
+        return None
+
+    def service_by_ip(self, ip: str) -> Obj | None:
+        for svc in self.store.iter("Service"):
+            if svc["spec"].get("clusterIP") == ip:
+                return svc
+        return None
+
+    def serving_pods(self, namespace: str, comp: Component) -> list[str]:
+        out = []
+        now = self.clock.now
+        for pod in self.store.iter("Pod"):
+            if pod["metadata"]["namespace"] != namespace or pod["metadata"].get("deletionTimestamp"):
+                continue
+            if (pod["metadata"].get("labels") or {}).get("io.kompose.service") != comp.name:
+                continue
+            rt = self.runtimes.get(pod["metadata"]["uid"])
+            if rt and any(c.serving(now) for c in rt.containers.values()):
+                out.append(pod["metadata"]["uid"])
+        return out
+
+    def pod_env(self, uid: str, container: str) -> dict[str, str]:
+        pod = self.pod_by_uid(uid)
+        if pod is None:
+            return {}
+        spec = next((c for c in pod["spec"].get("containers", []) if c["name"] == container), None)
+        if spec is None:
+            spec = pod["spec"]["containers"][0]
+        env, _ = resolve_env(self.store, pod, spec)
+        return env
+
+    def start_dependency_error(self, pod: Obj, comp: Component, env: dict[str, str]) -> tuple[str, str] | None:
+        """The first dependency a process dials at start-up and cannot reach (DB, consul), if any."""
+        for dep in comp.dependencies:
+            if dep.protocol not in ("mongodb", "consul") or not dep.critical:
+                continue
+            addr = env.get(dep.address_env, "") if dep.address_env else ""
+            route = resolve_route(self, pod["metadata"]["namespace"], addr or f"{dep.service}:{dep.port}", dep.port)
+            if route.ok <= 0.0:
+                return route.target, route.error or "connection refused"
+        return None
+
+    def volume_read_error_fraction(self, pod: Obj) -> float:
+        """Worst share of failing reads over the volumes a pod mounts."""
+        return max((disk.read_error_fraction(path) for _, disk, path in self.pod_volume_paths(pod)), default=0.0)
+
+    def pod_volume_disks(self, pod: Obj) -> list[tuple[str, Any]]:
+        """(node, Disk) under each PersistentVolume the pod mounts."""
+        return [(node, disk) for node, disk, _ in self.pod_volume_paths(pod)]
+
+    def pod_volume_paths(self, pod: Obj) -> list[tuple[str, Any, str]]:
+        """(node, Disk, host path) of each PersistentVolume the pod mounts."""
+        out = []
+        ns = pod["metadata"]["namespace"]
+        for vol in pod["spec"].get("volumes") or ():
+            claim = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            if not claim:
+                continue
+            pvc = self.store.find("PersistentVolumeClaim", claim, ns)
+            pv = self.store.find("PersistentVolume", pvc["spec"].get("volumeName", "")) if pvc else None
+            if pv is None:
+                continue
+            node = pv["metadata"].get("annotations", {}).get("local.path.provisioner/selected-node") or pod["spec"].get("nodeName")
+            host = self.hosts.get(node)
+            if host is not None:
+                path = pv["spec"].get("hostPath", {}).get("path", "/")
+                out.append((node, host.disk_for_path(path), path))
+        return out
+
+    def pod_error_fraction(self, uid: str) -> float:
+        return self._pod_err.get(uid, 0.0)
+
+    @property
+    def routing_revision(self) -> tuple[int, int, int]:
+        return (self.store.revision, self.runtime_epoch, self.fault_epoch)
+
+    # ------------------------------------------------------------------ logs
+    def container_log(self, pod: Obj, ctr: ContainerRuntime, event: str, t: float, fields: dict[str, Any]) -> None:
+        comp = self.component_for(pod)
+        dialect = comp.log_format if comp else "go-service"
+        fields = dict(fields)
+        if comp is not None:
+            fields.setdefault("service", comp.name)
+            fields.setdefault("port", comp.listen_port)
+        variant = int(hashlib.blake2b(f"{self.variant_seed}/{pod['metadata']['uid']}/{len(ctr.log)}/{event}".encode(), digest_size=4).hexdigest(), 16)
+        if event == "startup":
+            for line in logfmt.component_startup_lines(dialect, t, fields, variant):
+                ctr.log.append((t, line))
+            return
+        ctr.log.append((t, logfmt.render(dialect, event, t, fields, variant)))
+
+    # ------------------------------------------------------------------ time
+    def tick(self, dt: float = TICK_S) -> None:
+        self.clock.now += dt
+        rev0 = self.store.revision
+        if rev0 != self._controllers_rev:
+            reconcile_all(self)
+            schedule_pending(self)
+        before = self.store.revision
+        run_kubelets(self)
+        if self.store.revision != before or self._any_runtime_transition():
+            self.runtime_epoch += 1
+        if self.store.revision != rev0 or rev0 != self._controllers_rev:
+            reconcile_endpoints(self)
+        # settle: when this tick wrote anything, controllers look again next tick
+        self._controllers_rev = self.store.revision if self.store.revision == rev0 else rev0
+        self._run_traffic(dt)
+        if self.clock.now >= self._next_scrape:
+            self._scrape()
+            self._next_scrape = self.clock.now + SCRAPE_S
+        self.store.prune_events()
+
+    def _any_runtime_transition(self) -> bool:
+        now = self.clock.now
+        for rt in self.runtimes.values():
+            for c in rt.containers.values():
+                if c.serve_at is not None and now - TICK_S < c.serve_at <= now:
+                    return True
+        return False
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` of cluster time pass; fractions of a tick carry over to the next call."""
+        self._carry += max(float(seconds), 0.0)
+        while self._carry >= TICK_S - 1e-9:
+            self._carry -= TICK_S
+            self.tick()
+
+    def _update_node_conditions(self) -> None:
+        for node in self.store.list("Node"):
+            host = self.hosts[node["metadata"]["name"]]
+            conds = _node_conditions(host, self.clock.now, node.get("status", {}).get("conditions") or [])
+            if conds != node["status"].get("conditions"):
+                node["status"]["conditions"] = conds
+                self.store.touch(node)
+
+    # ------------------------------------------------------------------ traffic
+    _pod_err: dict[str, float] = {}
+
+    def _compute_pod_errors(self) -> None:
+        err: dict[str, float] = {}
+        for pod in self.store.iter("Pod"):
+            frac = self.volume_read_error_fraction(pod)
+            if frac > 0:
+                err[pod["metadata"]["uid"]] = frac
+        self._pod_err = err
+
+    def _run_traffic(self, dt: float) -> None:
+        rev = self.routing_revision
+        for app in self.apps:
+            plan = self._plans.get(app.name)
+            fresh = plan is None or plan.revision != rev
+            if fresh:
+                self._compute_pod_errors()
+                plan = self._plans[app.name] = compile_plan(self, app)
+                self._db_disks[app.name] = self._database_disks(app, plan)
+            prev = self.last_traffic.get(app.name)
+            if not fresh and prev is not None and self._traffic_settled.get(app.name):
+                res = prev  # same routes, same load: the same flow as last tick
+            else:
+                before = dict(self.last_load)
+                res = run_traffic(self, app, plan, dt)
+                self._traffic_settled[app.name] = before == self.last_load
+            self.last_traffic[app.name] = res
+            hist = self.client_history.setdefault(app.name, deque(maxlen=240))
+            hist.append((self.clock.now, res.client_success, res.client_latency_ms))
+            self._apply_side_effects(app, plan, res, dt)
+
+    def _apply_side_effects(self, app: AppSpec, plan: TrafficPlan, res: TickResult, dt: float) -> None:
+        now = self.clock.now
+        # disk I/O of database pods, and read errors where a disk is failing
+        for comp, uid, pod, disks in self._db_disks.get(app.name, ()):
+            if True:
+                rps = res.pod_rps.get(uid, 0.0)
+                for node, disk in disks:
+                    reads = rps * 2.0 * dt
+                    disk.reads_total += reads
+                    disk.writes_total += rps * 0.2 * dt
+                    disk.read_bytes_total += reads * 4096
+                    disk.last_reads_per_s = rps * 2.0
+                    disk.last_writes_per_s = rps * 0.2
+                    frac = self._pod_err.get(uid, 0.0)
+                    if frac > 0 and reads > 0:
+                        failed = reads * frac
+                        disk.read_errors_total += failed
+                        disk.pending_sectors = max(disk.pending_sectors, len(disk.bad_sectors))
+                        disk.reported_uncorrect = int(disk.read_errors_total)
+                        disk.error_ticks.append((now, int(round(failed))))
+                        self._schedule_io_abort(pod, uid, comp, disk)
+        # callers log the dependency errors they see (one line per edge per tick)
+        for caller, callee, target, error, failed in res.failed_edges:
+            if failed <= 0.01:
+                continue
+            fields = {"target": target, "error": error, "phase": "request"}
+            if error.startswith("dial tcp"):
+                fields["dial"] = error
+            self._log_serving(plan, caller, "dependency_error", fields)
+        if res.client_success < 0.99 and res.failed_edges:
+            caller, callee, target, error, _ = res.failed_edges[0]
+            rtype = next((r for r in app.requests if any(c.caller == caller for c in r.calls)), app.requests[0])
+            if caller == app.entrypoint and error.startswith("dial tcp"):
+                grpc_error = f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing {error}"'
+            else:
+                grpc_error = f"rpc error: code = Unknown desc = {callee if caller == app.entrypoint else caller}: {error}"
+            self._log_serving(plan, app.entrypoint, "request", {"method": rtype.method, "path": rtype.path, "status": 500, "latency_ms": round(res.client_latency_ms, 1), "grpc_error": grpc_error})
+
+    def _log_serving(self, plan: TrafficPlan, comp: str, event: str, fields: dict[str, Any]) -> None:
+        now = self.clock.now
+        for uid in plan.serving.get(comp, ())[:2]:
+            rt = self.runtimes.get(uid)
+            pod = self.pod_by_uid(uid)
+            if rt is None or pod is None:
+                continue
+            for ctr in rt.containers.values():
+                if ctr.state == "running":
+                    self.container_log(pod, ctr, event, now, fields)
+
+    def _schedule_io_abort(self, pod: Obj, uid: str, comp: Component, disk: Any) -> None:
+        """A read that hits a bad sector makes WiredTiger panic and mongod abort (fassert 50853)."""
+        rt = self.runtimes.get(uid)
+        if rt is None:
+            return
+        now = self.clock.now
+        for ctr in rt.containers.values():
+            if ctr.state != "running" or not ctr.serving(now) or ctr.exit_at is not None:
+                continue
+            h = int(hashlib.blake2b(f"{self.variant_seed}/{uid}/{ctr.restart_count}".encode(), digest_size=4).hexdigest(), 16)
+            crash = now + 10.0 + (h % 35)
+            sector = disk.bad_sectors[h % len(disk.bad_sectors)] if disk.bad_sectors else 0
+            fields = {"offset": sector * 512, "device": disk.device, "path": f"{comp.data_path}/collection-{h % 9}-{(h >> 8) % 10**18}.wt", "error": "Input/output error", "errno": 5}
+            ctr.outcome = StartOutcome(exit_after=0.0, exit_code=134, reason="Error")
+            ctr.exit_at = crash
+            ctr.pending_logs = sorted(
+                ctr.pending_logs
+                + [(crash - 6.0, "disk_read_error", fields), (crash - 1.0, "disk_read_error", fields), (crash, "wt_panic", fields), (crash, "fatal_assertion", fields), (crash, "abort", fields)],
+                key=lambda e: e[0],
+            )
+            rt.wake_at = min(rt.wake_at, crash - 6.0)
+
+    def _database_disks(self, app: AppSpec, plan: TrafficPlan) -> list[tuple[Component, str, Obj, list]]:
+        out = []
+        for comp in app.components:
+            if not comp.volume_claim:
+                continue
+            for uid in plan.serving.get(comp.name, ()):
+                pod = self.pod_by_uid(uid)
+                if pod is not None:
+                    out.append((comp, uid, pod, self.pod_volume_disks(pod)))
+        return out
+
+    def client_error_ratio(self, app_name: str, window_s: float = 60.0) -> float | None:
+        hist = self.client_history.get(app_name)
+        if not hist:
+            return None
+        now = self.clock.now
+        vals = [s for t, s, _ in hist if t > now - window_s]
+        return 1.0 - sum(vals) / len(vals) if vals else None
+
+    def client_p99_ms(self, app_name: str, window_s: float = 60.0) -> float | None:
+        hist = self.client_history.get(app_name)
+        if not hist:
+            return None
+        now = self.clock.now
+        vals = [lat for t, _, lat in hist if t > now - window_s]
+        return max(vals) * 2.2 if vals else None
+
+    # ------------------------------------------------------------------ telemetry
+    def _scrape(self) -> None:
+        now = self.clock.now
+        values: dict[str, float] = {}
+        jitter = self.rng.normal(1.0, 0.02, size=64)
+        j = 0
+        for app in self.apps:
+            res = self.last_traffic.get(app.name)
+            if res is None:
+                continue
+            ns = app.namespace
+            values[f"client_rps{{namespace={ns}}}"] = res.client_rps * float(jitter[j % 64]); j += 1
+            values[f"client_success_ratio{{namespace={ns}}}"] = res.client_success
+            values[f"client_latency_p99_ms{{namespace={ns}}}"] = res.client_latency_ms * 2.2 * float(jitter[j % 64]); j += 1
+            for comp in app.components:
+                rps = res.rps.get(comp.name, 0.0)
+                err = res.errors.get(comp.name, 0.0)
+                values[f"rps{{namespace={ns},service={comp.name}}}"] = rps * float(jitter[j % 64]); j += 1
+                values[f"error_ratio{{namespace={ns},service={comp.name}}}"] = err / rps if rps > 0 else 0.0
+                values[f"latency_p99_ms{{namespace={ns},service={comp.name}}}"] = res.latency_ms.get(comp.name, 0.0) * 2.2
+        ready: dict[tuple[str, str], int] = {}
+        restarts: dict[tuple[str, str], int] = {}
+        for pod in self.store.iter("Pod"):
+            comp = self.component_for(pod)
+            if comp is None:
+                continue
+            key = (pod["metadata"]["namespace"], comp.name)
+            ready[key] = ready.get(key, 0) + (1 if pod_is_ready(pod) else 0)
+            restarts[key] = restarts.get(key, 0) + sum(cs.get("restartCount", 0) for cs in pod.get("status", {}).get("containerStatuses") or ())
+        for (ns, name), comp in sorted(self.components.items()):
+            values[f"ready_replicas{{namespace={ns},service={name}}}"] = ready.get((ns, name), 0)
+            values[f"restarts{{namespace={ns},service={name}}}"] = restarts.get((ns, name), 0)
+        for name, host in self.hosts.items():
+            cpu = 0.0
+            for uid, rt in self.runtimes.items():
+                pass
+            for disk in host.disks:
+                values[f"disk_reads_per_s{{node={name},device={disk.device}}}"] = disk.last_reads_per_s
+                values[f"disk_read_errors_total{{node={name},device={disk.device}}}"] = disk.read_errors_total
+            values[f"node_ready{{node={name}}}"] = 1.0 if host.kubelet_running else 0.0
+            del cpu
+        self.metrics.write(now, values)
+        self.alert_state.evaluate(self)
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> bytes:
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @staticmethod
+    def restore(blob: bytes) -> "World":
+        return pickle.loads(blob)
+
+    def fork(self) -> "World":
+        return World.restore(self.snapshot())
+
+
+def _node_conditions(host: HostNode, now: float, old: list[Obj]) -> list[Obj]:
+    prev = {c["type"]: c for c in old}
+    t = iso(now)
+
+    def cond(type_: str, status: str, reason: str, message: str) -> Obj:
+        p = prev.get(type_)
+        transition = p["lastTransitionTime"] if p and p["status"] == status else t
+        return {"type": type_, "status": status, "lastHeartbeatTime": t if not p else p["lastHeartbeatTime"], "lastTransitionTime": transition, "reason": reason, "message": message}
+
+    ready = host.kubelet_running
+    return [
+        cond("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        cond("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        cond("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        cond("Ready", "True" if ready else "Unknown", "KubeletReady" if ready else "NodeStatusUnknown", "kubelet is posting ready status" if ready else "Kubelet stopped posting node status."),
+    ]
+
+
+def _system_deployment(name: str, ns: str, image: str, labels: dict[str, str], replicas: int, ports: list[tuple[str, int, str]], control_plane: bool) -> Obj:
+    spec: Obj = {
+        "containers": [
+            {
+                "name": name,
+                "image": image,
+                "ports": [{"name": n, "containerPort": p, "protocol": proto} for n, p, proto in ports],
+                "resources": {"requests": {"cpu": "100m", "memory": "70Mi"}},
+            }
+        ],
+        "priorityClassName": "system-cluster-critical",
+    }
+    if control_plane:
+        spec["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+        spec["nodeSelector"] = {"kubernetes.io/os": "linux"}
+    return {
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)}, "template": {"metadata": {"labels": dict(labels)}, "spec": spec}},
+    }
