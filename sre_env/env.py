@@ -14,6 +14,7 @@ before the first observation. Same seed + same actions -> same episode.
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Any
 
@@ -26,7 +27,7 @@ from sre_env.envs.registry import scenario_class
 from sre_env.rewards.mitigation import Baseline, MitigationOracle, record_baseline
 from sre_env.shell import CommandResult, ShellContext, command_reference, run_command
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.sim.baseline_cache import developed_incident
 from sre_env.sim.clock import iso
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
@@ -42,10 +43,12 @@ WINDOW = 12  # metric samples (15 s apart) in the observation
 _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 
 
+_UNPRINTABLE = re.compile(r"[^\t\n\x20-\x7e]")
+
+
 def sanitize(text: str, limit: int) -> str:
     """Printable ASCII only, truncated with a marker the agent can see."""
-    if not text.isascii() or any(ch not in CHARSET for ch in text):
-        text = "".join(ch if ch in CHARSET else "?" for ch in text)
+    text = _UNPRINTABLE.sub("?", text)
     if len(text) > limit:
         marker = "\n... [output truncated]\n"
         text = text[: limit - len(marker)] + marker
@@ -111,15 +114,13 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**63 - 1))
-        world = healthy_world(self.scenario_cls.app)
-        world.rng = np.random.default_rng(episode_seed)
-        world.variant_seed = episode_seed % (2**31)
-        backend = SimBackend(world)
-        self.backend = backend
         self.scenario = self.scenario_cls(np.random.default_rng([episode_seed, 1]))
-        self._baseline = record_baseline(backend, self.scenario.namespace, self.scenario.app.name)
-        self.scenario.setup(backend)
-        backend.advance(self.develop_s if self.develop_s is not None else self.scenario.develop_s)
+        develop_s = self.develop_s if self.develop_s is not None else self.scenario.develop_s
+        backend, self._baseline = developed_incident(self.scenario, develop_s)
+        # from here on, randomness is the episode's own
+        backend.world.rng = np.random.default_rng([episode_seed, 2])
+        backend.world.variant_seed = episode_seed % (2**31)
+        self.backend = backend
         self._t0 = backend.now
         self._steps = 0
         self._done = False

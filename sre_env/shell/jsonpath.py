@@ -28,7 +28,7 @@ def format_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
-        return "<nil>" if False else "null"
+        return "null"
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     if isinstance(v, (dict, list)):

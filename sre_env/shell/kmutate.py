@@ -306,7 +306,10 @@ def cmd_rollout_status(k: K) -> None:
             want = (d.get("spec") or {}).get("replicas", 1) if info.kind == "StatefulSet" else st.get("desiredNumberScheduled", 0)
             ready = st.get("readyReplicas", 0) if info.kind == "StatefulSet" else st.get("numberReady", 0)
             if ready >= want:
-                k.line(f"{'partitioned roll out complete' if False else 'statefulset rolling update complete' if info.kind == 'StatefulSet' else 'daemon set'} {ready} pods at revision {st.get('currentRevision', '')}..." if info.kind == "StatefulSet" else f'daemon set "{name}" successfully rolled out')
+                if info.kind == "StatefulSet":
+                    k.line(f"statefulset rolling update complete {ready} pods at revision {st.get('currentRevision', '')}...")
+                else:
+                    k.line(f'daemon set "{name}" successfully rolled out')
             else:
                 k.line(f"Waiting for {ready} pods to be ready...")
                 raise KubectlError("the rollout is still in progress; this session cannot watch, re-run the command later to check again")

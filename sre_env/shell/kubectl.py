@@ -233,7 +233,7 @@ def run_kubectl(ctx: Any, argv: list[str], stdin: str | None) -> tuple[str, str,
         ns = k.p.opts.get("namespace")
         if ns is not None:
             if ns == "":
-                raise KubectlError("a resource cannot be retrieved by name across all namespaces" if False else "namespace must not be empty")
+                raise KubectlError("namespace must not be empty")
             k.namespace = ns
         k.now = k.backend.now
         k.cost = _COST.get(path, 2.0)

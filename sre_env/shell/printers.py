@@ -7,12 +7,14 @@ Ready condition, service PORT(S), endpoint lists capped at three ...).
 
 from __future__ import annotations
 
+import calendar
 import json
+from functools import lru_cache
 from typing import Any, Callable
 
 import yaml
 
-from ..sim.clock import human_age, parse_iso
+from ..sim.clock import EPOCH, human_age, parse_iso
 from ..sim.kinds import KindInfo
 from .tabwriter import tabwrite
 
@@ -20,6 +22,7 @@ __all__ = ["COLUMNS", "pod_status", "age", "format_labels", "table", "to_yaml", 
 
 Obj = dict[str, Any]
 RowFn = Callable[[Obj, float, bool], list[str]]
+_EPOCH_S = calendar.timegm(EPOCH.utctimetuple())
 
 try:  # the C dumper is ~10x faster; fall back to pure Python where libyaml is absent
     _Dumper: Any = yaml.CSafeDumper
@@ -27,11 +30,22 @@ except AttributeError:  # pragma: no cover
     _Dumper = yaml.SafeDumper
 
 
+@lru_cache(maxsize=8192)
+def _seconds(ts: str) -> float:
+    """parse_iso, cached: the same few timestamps recur on every listing, and strptime is slow."""
+    if len(ts) == 20 and ts[4] == "-" and ts[10] == "T" and ts[19] == "Z":
+        try:
+            return calendar.timegm((int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]), int(ts[14:16]), int(ts[17:19]), 0, 0, 0)) - _EPOCH_S
+        except ValueError:
+            pass
+    return parse_iso(ts)
+
+
 def age(ts: str | None, now: float) -> str:
     if not ts:
         return "<unknown>"
     try:
-        return human_age(now - parse_iso(ts))
+        return human_age(now - _seconds(ts))
     except ValueError:
         return "<invalid>"
 
@@ -54,62 +68,68 @@ def pod_status(pod: Obj, now: float) -> tuple[str, str, str]:
     st = pod.get("status") or {}
     phase = st.get("phase") or ""
     reason = st.get("reason") or phase
-    containers = spec.get("containers") or []
-    inits = spec.get("initContainers") or []
-    restartable = {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
-    total = len(containers) + len(restartable)
+    conds = st.get("conditions") or ()
     ready = 0
     restarts = 0
     last_restart = ""
-    side_restarts = 0
-    side_last = ""
-    for cond in st.get("conditions") or []:
+    inits = spec.get("initContainers")
+    total = len(spec.get("containers") or ())
+    initializing = False
+    init_statuses = st.get("initContainerStatuses")
+    for cond in conds:
         if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
             reason = "SchedulingGated"
-    initializing = False
-    init_statuses = st.get("initContainerStatuses") or []
-    for i, cs in enumerate(init_statuses):
-        restarts += cs.get("restartCount") or 0
-        term_last = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or ""
-        if term_last > last_restart:
-            last_restart = term_last
-        is_side = cs.get("name") in restartable
-        if is_side:
-            side_restarts += cs.get("restartCount") or 0
-            if term_last > side_last:
-                side_last = term_last
-        state = cs.get("state") or {}
-        term = state.get("terminated")
-        wait = state.get("waiting")
-        if term is not None and term.get("exitCode", 0) == 0:
-            continue
-        if is_side and cs.get("started"):
-            if cs.get("ready"):
-                ready += 1
-            continue
-        if term is not None:
-            if not term.get("reason"):
-                reason = f"Init:Signal:{term['signal']}" if term.get("signal") else f"Init:ExitCode:{term.get('exitCode', 0)}"
-            else:
-                reason = "Init:" + term["reason"]
-        elif wait is not None and wait.get("reason") and wait.get("reason") != "PodInitializing":
-            reason = "Init:" + wait["reason"]
-        else:
-            reason = f"Init:{i}/{len(inits)}"
-        initializing = True
-        break
-    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True" for c in st.get("conditions") or [])
-    if not initializing or initialized:
-        restarts = side_restarts
-        last_restart = side_last
-        has_running = False
-        for cs in reversed(st.get("containerStatuses") or []):
+    side_restarts = 0
+    side_last = ""
+    if inits:
+        restartable = {c.get("name") for c in inits if c.get("restartPolicy") == "Always"}
+        total += len(restartable)
+        for i, cs in enumerate(init_statuses or ()):
             restarts += cs.get("restartCount") or 0
             term_last = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or ""
             if term_last > last_restart:
                 last_restart = term_last
+            is_side = cs.get("name") in restartable
+            if is_side:
+                side_restarts += cs.get("restartCount") or 0
+                if term_last > side_last:
+                    side_last = term_last
             state = cs.get("state") or {}
-            wait, term = state.get("waiting"), state.get("terminated")
+            term = state.get("terminated")
+            wait = state.get("waiting")
+            if term is not None and term.get("exitCode", 0) == 0:
+                continue
+            if is_side and cs.get("started"):
+                if cs.get("ready"):
+                    ready += 1
+                continue
+            if term is not None:
+                if not term.get("reason"):
+                    reason = f"Init:Signal:{term['signal']}" if term.get("signal") else f"Init:ExitCode:{term.get('exitCode', 0)}"
+                else:
+                    reason = "Init:" + term["reason"]
+            elif wait is not None and wait.get("reason") and wait.get("reason") != "PodInitializing":
+                reason = "Init:" + wait["reason"]
+            else:
+                reason = f"Init:{i}/{len(inits)}"
+            initializing = True
+            break
+    if not initializing or any(c.get("type") == "Initialized" and c.get("status") == "True" for c in conds):
+        restarts = side_restarts
+        last_restart = side_last
+        has_running = False
+        for cs in reversed(st.get("containerStatuses") or ()):
+            rc = cs.get("restartCount")
+            if rc:
+                restarts += rc
+            last = cs.get("lastState")
+            if last:
+                term_last = (last.get("terminated") or {}).get("finishedAt") or ""
+                if term_last > last_restart:
+                    last_restart = term_last
+            state = cs.get("state") or {}
+            wait = state.get("waiting")
+            term = state.get("terminated")
             if wait is not None and wait.get("reason"):
                 reason = wait["reason"]
             elif term is not None and term.get("reason"):
@@ -120,17 +140,16 @@ def pod_status(pod: Obj, now: float) -> tuple[str, str, str]:
                 has_running = True
                 ready += 1
         if reason == "Completed" and has_running:
-            ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or [])
+            ready_cond = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conds)
             reason = "Running" if ready_cond else "NotReady"
-    meta = pod.get("metadata") or {}
-    if meta.get("deletionTimestamp") and st.get("reason") == "NodeLost":
-        reason = "Unknown"
-    elif meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed"):
-        reason = "Terminating"
-    rs = str(restarts)
+    if pod["metadata"].get("deletionTimestamp"):
+        if st.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"
     if restarts and last_restart:
-        rs = f"{restarts} ({age(last_restart, now)} ago)"
-    return f"{ready}/{total}", reason, rs
+        return f"{ready}/{total}", reason, f"{restarts} ({age(last_restart, now)} ago)"
+    return f"{ready}/{total}", reason, str(restarts)
 
 
 def _pod(o: Obj, now: float, wide: bool) -> list[str]:
@@ -398,7 +417,6 @@ def table(
     name_prefix: str = "",
 ) -> str:
     """Render a kubectl table (without trailing newline) for one kind."""
-    rows: list[str] = []
     if kind == "Event":
         head = list(_EVENT_WIDE if wide else _EVENT_HEADERS)
         fn: RowFn = _event
@@ -411,19 +429,32 @@ def table(
         head.insert(0, "NAMESPACE")
     if show_labels:
         head.append("LABELS")
-    if headers:
-        rows.append("\t".join(head))
+    rows: list[list[str]] = [head] if headers else []
     for o in objs:
-        meta = o.get("metadata") or {}
+        meta = o["metadata"]
         cells = fn(o, now, wide)
         if named:
-            cells.insert(0, name_prefix + meta.get("name", ""))
+            cells = [name_prefix + meta.get("name", ""), *cells]
         if namespace_col:
-            cells.insert(0, meta.get("namespace", ""))
+            cells = [meta.get("namespace", ""), *cells]
         if show_labels:
             cells.append(format_labels(meta.get("labels")))
-        rows.append("\t".join(cells))
-    return tabwrite("\n".join(rows), 6, 3)
+        rows.append(cells)
+    return _align(rows)
+
+
+def _align(rows: list[list[str]]) -> str:
+    """tabwriter(minwidth 6, padding 3) for a uniform table, without the split/join round trip."""
+    if not rows:
+        return ""
+    n = len(rows[0]) - 1
+    widths = [6] * n
+    for r in rows:
+        for j in range(n):
+            w = len(r[j]) + 3
+            if w > widths[j]:
+                widths[j] = w
+    return "\n".join("".join([r[j].ljust(widths[j]) for j in range(n)]) + r[n] for r in rows)
 
 
 def to_yaml(obj: Any) -> str:

@@ -18,6 +18,11 @@ DESCRIBE = (0, 2)
 def tabwrite(text: str, minwidth: int = 6, padding: int = 3) -> str:
     """Align ``\\t``-separated cells of ``text`` exactly as tabwriter.Flush would."""
     lines = [ln.split("\t") for ln in text.split("\n")]
+    ncell = len(lines[0])
+    if ncell > 1 and all(len(ln) == ncell for ln in lines):
+        # uniform table (kubectl get): one block per column, so widths are plain column maxima
+        widths = [max(max(len(ln[j]) for ln in lines) + padding, minwidth) for j in range(ncell - 1)]
+        return "\n".join("".join([c.ljust(w) for c, w in zip(ln, widths)]) + ln[-1] for ln in lines)
     out: list[str] = []
     _format(lines, 0, len(lines), [], minwidth, padding, out)
     return "\n".join(out)

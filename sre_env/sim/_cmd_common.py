@@ -128,10 +128,10 @@ def parse_iso_safe(s: Any) -> float | None:
     if not isinstance(s, str) or not s:
         return None
     try:
-        dt = datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        dt = datetime.fromisoformat(s[:19])
     except ValueError:
         return None
-    return (dt - EPOCH).total_seconds()
+    return (dt.replace(tzinfo=timezone.utc) - EPOCH).total_seconds()
 
 
 def running_containers(pods: list[dict[str, Any]], include_exited: bool = False) -> list[tuple[dict, dict, dict]]:

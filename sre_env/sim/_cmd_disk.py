@@ -289,7 +289,7 @@ def _cpu_split(node: HostNode, now: float) -> tuple[float, float, float, float, 
 
 def _header(node: HostNode, now: float) -> str:
     dt = wall(node, now)
-    return f"Linux {node.kernel} ({node.name}) \t{dt:%m/%d/%Y} \t_x86_64_\t({node.cpu_cores} CPU)\n"
+    return f"Linux {node.kernel} ({node.name}) \t{dt:%m/%d/%Y} \t_x86_64_\t({node.cpu_cores} CPU)\n\n"
 
 
 def _cpu_block(vals: tuple[float, ...]) -> str:

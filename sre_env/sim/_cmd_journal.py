@@ -39,12 +39,16 @@ def norm_unit(u: str) -> str:
 def _fmt_dmesg(lines: list[KLine], node: HostNode, now: float, ctime: bool, notime: bool, decode: bool, raw: bool) -> str:
     out = []
     boot_sim = now - node.uptime(now)
+    stamps: dict[int, str] = {}
     for up, lvl, text in lines:
         if notime:
             prefix = ""
         elif ctime:
-            dt = wall(node, boot_sim + up)
-            prefix = f"[{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S %Y}] "
+            sec = int(boot_sim + up)
+            prefix = stamps.get(sec)
+            if prefix is None:
+                dt = wall(node, sec)
+                prefix = stamps[sec] = f"[{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S %Y}] "
         else:
             prefix = f"[{int(up):5d}.{int(round((up - int(up)) * 1e6)) % 1000000:06d}] "
         if raw:
@@ -387,8 +391,11 @@ def journalctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: lis
         return ExecResult("-- No entries --\n", 0)
     out = []
     host = node.name
+    stamps: dict[int, datetime] = {}
     for t, unit, _p, text in entries:
-        dt = wall(node, t)
+        dt = stamps.get(int(t))
+        if dt is None:
+            dt = stamps[int(t)] = wall(node, int(t))
         if fmt == "cat":
             out.append(text)
             continue

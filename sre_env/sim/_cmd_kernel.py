@@ -171,12 +171,33 @@ def _tick_len(ticks: Any) -> float:
     return min(max(best or 1.0, 0.1), 10.0)
 
 
+_EVENT_CACHE: dict[tuple, list[tuple[float, int, int, int]]] = {}
+
+
 def _error_events(node: HostNode) -> list[tuple[float, int, int, int]]:
     """Error events that got past printk's rate limit: (sim time, disk index, seq, suppressed before).
 
     Failed reads of one tick are spread evenly over the tick; one ratelimit
-    state is shared by all disks, as the kernel's is per call site.
+    state is shared by all disks, as the kernel's is per call site. The result
+    is memoised on the identity and ends of each disk's tick deque, which
+    change whenever a tick is appended.
     """
+    key = tuple(
+        (id(d.error_ticks), len(d.error_ticks), d.error_ticks[0], d.error_ticks[-1]) if d.error_ticks else None for d in node.disks
+    )
+    if not any(key):
+        return []
+    hit = _EVENT_CACHE.get(key)
+    if hit is not None:
+        return hit
+    out = _compute_events(node)
+    if len(_EVENT_CACHE) > 64:
+        _EVENT_CACHE.clear()
+    _EVENT_CACHE[key] = out
+    return out
+
+
+def _compute_events(node: HostNode) -> list[tuple[float, int, int, int]]:
     ticks: list[tuple[float, float, int, int, int]] = []
     for i, d in enumerate(node.disks):
         if not d.error_ticks:
@@ -269,10 +290,13 @@ def kernel_log(node: HostNode, now: float, pods: Iterable[dict[str, Any]] = (), 
     events = [e for e in _error_events(node) if e[0] <= now]
     budget = MAX_LINES - len(boot) - len(extra)
     # render newest first until the budget is used: the ring buffer keeps the latest
+    used = 0
     for t, idx, seq, sup in reversed(events):
         ev = _event_lines(node, idx, t, seq, sup, variant)
-        if len(errs) + len(ev) > budget:
+        n = len(ev) + sum(1 for ln in ev if "\n" in ln[2])  # continuation lines count too
+        if used + n > budget:
             break
+        used += n
         errs.extend(ev)
     lines = boot + extra + errs
     lines.sort(key=lambda x: x[0])

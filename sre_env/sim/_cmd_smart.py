@@ -66,11 +66,11 @@ def _attributes(node: HostNode, d: Disk, now: float) -> list[tuple[int, str, int
     rows: list[tuple[int, str, int, int, int, int, str, str]] = []
     if d.rotational:
         rows += [
-            (1, "Raw_Read_Error_Rate", 0x000F, 82 - min(c["unc"], 30), 64, 44, "Always", str(h % 200_000_000 + c["unc"] * 131)),
+            (1, "Raw_Read_Error_Rate", 0x000F, 82 - min(c["unc"], 30), min(64, 82 - min(c["unc"], 30)), 44, "Always", str(h % 200_000_000 + c["unc"] * 131)),
             (3, "Spin_Up_Time", 0x0003, 96, 96, 0, "Always", "0"),
             (4, "Start_Stop_Count", 0x0032, 100, 100, 20, "Always", str(cycles)),
             (5, "Reallocated_Sector_Ct", 0x0033, realloc_val, realloc_val, 10, "Always", str(c["realloc"])),
-            (7, "Seek_Error_Rate", 0x000F, 88, 60, 45, "Always", str(600_000_000 + h % 90_000_000)),
+            (7, "Seek_Error_Rate", 0x000F, 88, 60, 45, "Always", str(600_000_000 + stable_hash(d.serial, 7) % 90_000_000)),
             (9, "Power_On_Hours", 0x0032, max(1, 100 - poh // 1000), max(1, 100 - poh // 1000), 0, "Always", str(poh)),
             (10, "Spin_Retry_Count", 0x0013, 100, 100, 97, "Always", "0"),
             (12, "Power_Cycle_Count", 0x0032, 100, 100, 20, "Always", str(cycles)),
@@ -84,8 +84,8 @@ def _attributes(node: HostNode, d: Disk, now: float) -> list[tuple[int, str, int
             (198, "Offline_Uncorrectable", 0x0010, 100, 100, 0, "Offline", str(c["offline"])),
             (199, "UDMA_CRC_Error_Count", 0x003E, 200, 200, 0, "Always", "0"),
             (240, "Head_Flying_Hours", 0x0000, 100, 253, 0, "Offline", str(max(poh - 40, 0))),
-            (241, "Total_LBAs_Written", 0x0000, 100, 253, 0, "Offline", str(int(d.writes_total * 32) + h % 9_000_000_000)),
-            (242, "Total_LBAs_Read", 0x0000, 100, 253, 0, "Offline", str(int(d.read_bytes_total // 512) + h % 19_000_000_000)),
+            (241, "Total_LBAs_Written", 0x0000, 100, 253, 0, "Offline", str(int(d.writes_total * 32) + stable_hash(d.serial, 241) % 9_000_000_000)),
+            (242, "Total_LBAs_Read", 0x0000, 100, 253, 0, "Offline", str(int(d.read_bytes_total // 512) + stable_hash(d.serial, 242) % 19_000_000_000)),
         ]
     else:
         rows += [

@@ -41,6 +41,8 @@ class AlertRule:
     severity: str
     for_s: float
     match: Matcher
+    #: True when the rule reads only API objects (its matches are cached per store revision)
+    objects_only: bool = True
 
 
 def _crashlooping(world: "World"):
@@ -108,8 +110,8 @@ RULES: tuple[AlertRule, ...] = (
     AlertRule("KubePodNotReady", "warning", 120.0, _not_ready),
     AlertRule("KubeDeploymentReplicasMismatch", "warning", 180.0, _replicas_mismatch),
     AlertRule("KubeNodeNotReady", "warning", 120.0, _node_not_ready),
-    AlertRule("HighErrorRate", "critical", 60.0, _error_rate),
-    AlertRule("HighRequestLatency", "warning", 120.0, _latency),
+    AlertRule("HighErrorRate", "critical", 60.0, _error_rate, objects_only=False),
+    AlertRule("HighRequestLatency", "warning", 120.0, _latency, objects_only=False),
 )
 
 
@@ -118,13 +120,21 @@ class AlertState:
 
     def __init__(self) -> None:
         self.active: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[float, str]] = {}
+        self._object_rev = -1
+        self._object_matches: list[tuple[str, tuple[tuple[str, str], ...], str]] = []
 
     def evaluate(self, world: "World") -> None:
         now = world.clock.now
         seen = {}
-        for rule in RULES:
-            for labels, summary in rule.match(world):
-                key = (rule.name, labels)
+        if world.store.revision != self._object_rev:
+            self._object_matches = [(r.name, labels, summary) for r in RULES if r.objects_only for labels, summary in r.match(world)]
+            self._object_rev = world.store.revision
+        matches = list(self._object_matches)
+        matches += [(r.name, labels, summary) for r in RULES if not r.objects_only for labels, summary in r.match(world)]
+        for rule_name, labels, summary in matches:
+            if True:
+                rule_name_ = rule_name
+                key = (rule_name_, labels)
                 since = self.active.get(key, (now, summary))[0]
                 seen[key] = (since, summary)
         self.active = seen

@@ -77,7 +77,7 @@ def _template_without_hash(template: Obj) -> Obj:
     return t
 
 
-def reconcile_deployments(world: "World") -> None:
+def reconcile_deployments(world: "World", only: set[tuple[str, str]] | None = None) -> None:
     store = world.store
     rs_by_owner: dict[str, list[Obj]] = {}
     for rs in store.iter("ReplicaSet"):
@@ -87,6 +87,8 @@ def reconcile_deployments(world: "World") -> None:
     for dep in store.list("Deployment"):
         if dep["metadata"].get("deletionTimestamp"):
             continue
+        if only is not None and (dep["metadata"]["namespace"], dep["metadata"]["name"]) not in only:
+            continue
         _reconcile_deployment(world, dep, rs_by_owner.get(dep["metadata"]["uid"], []))
 
 
@@ -95,7 +97,10 @@ def _reconcile_deployment(world: "World", dep: Obj, owned: list[Obj]) -> None:
     spec = dep["spec"]
     ns = dep["metadata"]["namespace"]
     desired = int(spec.get("replicas", 1))
-    thash = template_hash(spec["template"])
+    key = (dep["metadata"]["uid"], dep["metadata"].get("generation", 1))
+    thash = world.template_hashes.get(key)
+    if thash is None:
+        thash = world.template_hashes[key] = template_hash(spec["template"])
     owned.sort(key=lambda r: int(r["metadata"].get("annotations", {}).get(REVISION, "0")))
     max_rev = max((int(r["metadata"].get("annotations", {}).get(REVISION, "0")) for r in owned), default=0)
     new_rs = next((r for r in owned if r["metadata"].get("labels", {}).get("pod-template-hash") == thash), None)
@@ -259,7 +264,7 @@ def _deployment_status(world: "World", dep: Obj, new_rs: Obj, old: list[Obj], de
 
 
 # --------------------------------------------------------------------------- replica sets
-def reconcile_replicasets(world: "World") -> None:
+def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = None) -> None:
     store = world.store
     pods_by_owner: dict[str, list[Obj]] = {}
     for pod in store.iter("Pod"):
@@ -267,6 +272,8 @@ def reconcile_replicasets(world: "World") -> None:
         if uid:
             pods_by_owner.setdefault(uid, []).append(pod)
     for rs in store.list("ReplicaSet"):
+        if only is not None and (rs["metadata"]["namespace"], rs["metadata"]["name"]) not in only:
+            continue
         pods = pods_by_owner.get(rs["metadata"]["uid"], [])
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") not in ("Failed", "Succeeded")]
         want = int(rs["spec"].get("replicas", 0))
@@ -322,20 +329,50 @@ def _resolve_target_port(pod: Obj, target: Any) -> int | None:
     return None
 
 
-def reconcile_endpoints(world: "World") -> None:
+def reconcile_endpoints(world: "World", dirty: dict[tuple[str, str, str], None] | None = None) -> None:
+    """Rebuild Endpoints of services whose pods or spec changed (all when ``dirty`` is None)."""
+    store = world.store
+    only: set[tuple[str, str]] | None = None
+    if dirty is not None:
+        only = set()
+        changed_labels: dict[str, list[dict[str, str]]] = {}
+        whole_ns: set[str] = set()
+        for kind, ns, name in dirty:
+            if kind == "Service":
+                only.add((ns, name))
+            elif kind == "Pod":
+                pod = store.find("Pod", name, ns)
+                if pod is None:
+                    whole_ns.add(ns)
+                else:
+                    changed_labels.setdefault(ns, []).append(pod["metadata"].get("labels") or {})
+        if not only and not changed_labels and not whole_ns:
+            return
+        for svc in store.iter("Service"):
+            ns = svc["metadata"]["namespace"]
+            sel = (svc["spec"].get("selector") or {}).items()
+            if ns in whole_ns or any(sel and sel <= labels.items() for labels in changed_labels.get(ns, ())):
+                only.add((ns, svc["metadata"]["name"]))
+    _reconcile_endpoints(world, only)
+
+
+def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> None:
     store = world.store
     pods_by_ns: dict[str, list[Obj]] = {}
     for pod in store.iter("Pod"):
         pods_by_ns.setdefault(pod["metadata"]["namespace"], []).append(pod)
     for svc in store.list("Service"):
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        if only is not None and (ns, name) not in only:
+            continue
         selector = svc["spec"].get("selector")
         if not selector:
             continue
+        sel = selector.items()
         members = [
             p
             for p in pods_by_ns.get(ns, [])
-            if p.get("status", {}).get("podIP") and not p["metadata"].get("deletionTimestamp") and match_labels(selector, p["metadata"].get("labels"))
+            if sel <= (p["metadata"].get("labels") or {}).items() and p.get("status", {}).get("podIP") and not p["metadata"].get("deletionTimestamp")
         ]
         subsets: list[Obj] = []
         groups: dict[tuple, dict[str, list]] = {}
@@ -419,8 +456,41 @@ def reconcile_volumes(world: "World") -> None:
                 store.touch(pv)
 
 
-def reconcile_all(world: "World") -> None:
-    reconcile_garbage(world)
-    reconcile_deployments(world)
-    reconcile_replicasets(world)
-    reconcile_volumes(world)
+def reconcile_all(world: "World", dirty: dict[tuple[str, str, str], None] | None = None) -> None:
+    """Run the controllers over what changed (everything when ``dirty`` is None)."""
+    if dirty is None:
+        reconcile_garbage(world)
+        reconcile_deployments(world)
+        reconcile_replicasets(world)
+        reconcile_volumes(world)
+        return
+    store = world.store
+    kinds = {k for k, _, _ in dirty}
+    removed = {(k, ns, n) for k, ns, n in dirty if store.find(k, n, ns or None) is None}
+    if any(k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node") for k, _, _ in removed):
+        reconcile_garbage(world)
+    rs_names: set[tuple[str, str]] = set()
+    dep_names: set[tuple[str, str]] = set()
+    for kind, ns, name in dirty:
+        if kind == "Deployment":
+            dep_names.add((ns, name))
+        elif kind == "ReplicaSet":
+            rs_names.add((ns, name))
+        elif kind == "Pod":
+            pod = store.find("Pod", name, ns)
+            ref = next((r for r in (pod["metadata"].get("ownerReferences") or ()) if r.get("kind") == "ReplicaSet"), None) if pod else None
+            rs_names.add((ns, ref["name"] if ref else name.rsplit("-", 1)[0]))
+    for ns, name in list(rs_names):
+        rs = store.find("ReplicaSet", name, ns)
+        ref = next((r for r in (rs["metadata"].get("ownerReferences") or ()) if r.get("kind") == "Deployment"), None) if rs else None
+        if ref:
+            dep_names.add((ns, ref["name"]))
+    if dep_names:
+        before = set(store.dirty)
+        reconcile_deployments(world, dep_names)
+        # replica sets the deployment pass just created or scaled act in the same tick
+        rs_names |= {(ns, n) for k, ns, n in store.dirty if k == "ReplicaSet" and (k, ns, n) not in before}
+    if rs_names:
+        reconcile_replicasets(world, rs_names)
+    if kinds & {"PersistentVolumeClaim", "PersistentVolume"} or any(k == "Pod" for k, _, _ in removed):
+        reconcile_volumes(world)

@@ -80,8 +80,13 @@ class PodRuntime:
     debug_pod: bool = False
 
 
-def run_kubelets(world: "World") -> None:
+def run_kubelets(world: "World") -> bool:
+    """Sync every pod that needs it; True when any pod was synced (runtime state may have moved)."""
     now = world.clock.now
+    if world.store.revision == world.kubelet_rev and now < world.kubelet_wake:
+        return False
+    synced = False
+    wake = NEVER
     for pod in world.store.list("Pod"):
         node = pod["spec"].get("nodeName")
         if not node:
@@ -90,6 +95,7 @@ def run_kubelets(world: "World") -> None:
         if host is None or not host.kubelet_running:
             continue
         meta = pod["metadata"]
+        synced = True
         rt = world.runtimes.get(meta["uid"])
         if meta.get("deletionTimestamp"):
             _terminate(world, pod, rt)
@@ -100,8 +106,14 @@ def run_kubelets(world: "World") -> None:
                 rt.containers[ctr["name"]] = ContainerRuntime(name=ctr["name"], since=now, wake_at=now)
             rt.seen_rv = ""
         if rt.wake_at > now and rt.seen_rv == meta["resourceVersion"]:
+            wake = min(wake, rt.wake_at)
             continue
         _sync_pod(world, pod, rt)
+        synced = True
+        wake = min(wake, rt.wake_at)
+    world.kubelet_wake = wake
+    world.kubelet_rev = world.store.revision
+    return synced
 
 
 def _terminate(world: "World", pod: Obj, rt: PodRuntime | None) -> None:

@@ -34,10 +34,11 @@ class SeriesRing:
         row = self.rows % self.capacity
         self.data[row, :] = np.nan
         self.times[row] = t
-        col = self.column
+        index = self.index
         data_row = self.data[row]
         for name, v in values.items():
-            data_row[col(name)] = v
+            c = index.get(name)
+            data_row[c if c is not None else self.column(name)] = v
         self.rows += 1
 
     def window(self, names: list[str], length: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from ..errors import ApiError
 from .clock import SimClock, iso
-from .kinds import kind_info
+from .kinds import KINDS, kind_info
 from .patching import PatchError, json_merge, json_patch, strategic_merge
 from .selectors import parse_field_selector, parse_label_selector
 
@@ -31,6 +31,21 @@ class ObjectStore:
         self._counter = 0
         #: bumped on every write; controllers skip work when it has not moved.
         self.revision = 0
+        #: per-kind write counters, so a consumer can watch only the kinds it reads
+        self.kind_revision: dict[str, int] = {}
+        #: (kind, namespace, name) written since the controllers last looked (insertion-ordered)
+        self.dirty: dict[tuple[str, str, str], None] = {}
+        #: per-kind counters of creations and removals only
+        self.membership_revision: dict[str, int] = {}
+
+    def _mark(self, kind: str, namespace: str | None, name: str) -> None:
+        self.revision += 1
+        self.kind_revision[kind] = self.kind_revision.get(kind, 0) + 1
+        self.dirty[(kind, namespace or "", name)] = None
+
+    def take_dirty(self) -> dict[tuple[str, str, str], None]:
+        dirty, self.dirty = self.dirty, {}
+        return dirty
 
     # ------------------------------------------------------------------ helpers
     def _next(self) -> int:
@@ -45,12 +60,16 @@ class ObjectStore:
 
     @staticmethod
     def _key(kind: str, namespace: str | None, name: str) -> tuple[str, str]:
-        return ((namespace or "default") if kind_info(kind).namespaced else "", name)
+        namespaced = _NAMESPACED.get(kind)
+        if namespaced is None:
+            namespaced = kind_info(kind).namespaced
+        return ((namespace or "default") if namespaced else "", name)
 
     def touch(self, obj: Obj) -> None:
         """Record an in-place status change made by a controller."""
-        self.revision += 1
-        obj["metadata"]["resourceVersion"] = str(self._next())
+        meta = obj["metadata"]
+        self._mark(obj["kind"], meta.get("namespace"), meta["name"])
+        meta["resourceVersion"] = str(self._next())
 
     # ------------------------------------------------------------------ reads
     def get(self, kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -60,7 +79,10 @@ class ObjectStore:
         return obj
 
     def find(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
-        return self._bucket(kind).get(self._key(kind, namespace, name))
+        bucket = self._objs.get(kind)
+        if bucket is None:
+            return None
+        return bucket.get(((namespace or "default") if _NAMESPACED.get(kind, True) else "", name))
 
     def list(
         self,
@@ -119,7 +141,8 @@ class ObjectStore:
         if "spec" in obj:
             meta["generation"] = 1
         bucket[key] = obj
-        self.revision += 1
+        self._mark(kind, meta.get("namespace"), meta["name"])
+        self.membership_revision[kind] = self.membership_revision.get(kind, 0) + 1
         return obj
 
     def replace(self, obj: Obj) -> Obj:
@@ -140,7 +163,7 @@ class ObjectStore:
         nmeta["resourceVersion"] = str(self._next())
         new.setdefault("apiVersion", old.get("apiVersion"))
         self._bucket(kind)[self._key(kind, nmeta.get("namespace"), nmeta["name"])] = new
-        self.revision += 1
+        self._mark(kind, nmeta.get("namespace"), nmeta["name"])
         return new
 
     def patch(self, kind: str, name: str, namespace: str | None, patch: Any, patch_type: str = "strategic") -> Obj:
@@ -175,8 +198,9 @@ class ObjectStore:
 
     def remove(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Drop an object immediately (garbage collector, kubelet after termination)."""
-        self._bucket(kind).pop(self._key(kind, namespace, name), None)
-        self.revision += 1
+        if self._bucket(kind).pop(self._key(kind, namespace, name), None) is not None:
+            self._mark(kind, namespace if kind_info(kind).namespaced else "", name)
+            self.membership_revision[kind] = self.membership_revision.get(kind, 0) + 1
 
     # ------------------------------------------------------------------ events
     def record_event(self, obj: Obj, type_: str, reason: str, message: str, source: str) -> None:
@@ -227,6 +251,7 @@ class ObjectStore:
             del bucket[key]
 
 
+_NAMESPACED = {k.kind: k.namespaced for k in KINDS}
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 

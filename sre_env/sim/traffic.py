@@ -89,8 +89,18 @@ def _merge_routes(routes: list[Route], callers: tuple[str, ...]) -> EdgeRoute:
 
 
 def compile_plan(world: "World", app: AppSpec) -> TrafficPlan:
-    serving = {c.name: tuple(world.serving_pods(app.namespace, c)) for c in app.components}
-    entry_route = resolve_route(world, app.namespace, f"{app.entrypoint}:{app.entry_port}")
+    serving = world.serving_by_component(app.namespace)
+    serving = {c.name: serving.get(c.name, ()) for c in app.components}
+    route_cache: dict[tuple[str, int | None], Route] = {}
+
+    def route(addr: str, port: int | None) -> Route:
+        key = (addr, port)
+        r = route_cache.get(key)
+        if r is None:
+            r = route_cache[key] = resolve_route(world, app.namespace, addr, port)
+        return r
+
+    entry_route = route(f"{app.entrypoint}:{app.entry_port}", None)
     entry = EdgeRoute(entry_route.ok, entry_route.error, entry_route.servers, entry_route.target)
     edges: dict[tuple[str, str], EdgeRoute] = {}
     children: dict[tuple[str, str], tuple[Call, ...]] = {}
@@ -105,7 +115,7 @@ def compile_plan(world: "World", app: AppSpec) -> TrafficPlan:
             routes = []
             for uid in serving[call.caller]:
                 addr, port = _dependency_address(world, app, caller, call.callee, uid)
-                routes.append(resolve_route(world, app.namespace, addr, port))
+                routes.append(route(addr, port))
             edges[key] = _merge_routes(routes, serving[call.caller])
         for caller, calls in by_caller.items():
             critical = {d.service: d.critical for d in app.component(caller).dependencies}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import pickle
 from collections import deque
 from typing import Any
@@ -60,6 +61,10 @@ class World:
         self.last_traffic: dict[str, TickResult] = {}
         self._plans: dict[str, TrafficPlan] = {}
         self._db_disks: dict[str, list] = {}
+        #: (deployment uid, generation) -> pod-template-hash
+        self.template_hashes: dict[tuple[str, int], str] = {}
+        self._scrape_cache_rev = -1
+        self._scrape_cache: dict[str, float] = {}
         self._traffic_settled: dict[str, bool] = {}
         self._controllers_rev = -1
         self._ip_counters: dict[str, int] = {}
@@ -69,6 +74,13 @@ class World:
         self.fault_epoch = 0
         self._next_scrape = 0.0
         self._carry = 0.0
+        self._uid_index: dict[str, Obj] = {}
+        self._uid_index_rev = -1
+        #: resolved env per (pod uid, container); pods' specs never change in place
+        self._env_cache: dict[tuple[str, str], dict[str, str]] = {}
+        self._pod_err_key: tuple = ()
+        self.kubelet_rev = -1
+        self.kubelet_wake = 0.0
         self.variant_seed = seed
         for host in self.hosts.values():
             self.store.create(node_object(host, layout))
@@ -97,6 +109,7 @@ class World:
 
     # ------------------------------------------------------------------ building
     def install_app(self, app: AppSpec) -> None:
+        register_spec(app)
         for comp in app.components:
             self.components[(app.namespace, comp.name)] = comp
             self.images.add(comp.image)
@@ -256,10 +269,11 @@ class World:
         return f"{full}@sha256:{digest}"
 
     def pod_by_uid(self, uid: str) -> Obj | None:
-        for pod in self.store.iter("Pod"):
-            if pod["metadata"]["uid"] == uid:
-                return pod
-        return None
+        rev = self.store.membership_revision.get("Pod", 0)
+        if self._uid_index_rev != rev:
+            self._uid_index = {p["metadata"]["uid"]: p for p in self.store.iter("Pod")}
+            self._uid_index_rev = rev
+        return self._uid_index.get(uid)
 
     def pod_listens(self, uid: str, port: int) -> bool:
         rt = self.runtimes.get(uid)
@@ -293,7 +307,25 @@ class World:
                 out.append(pod["metadata"]["uid"])
         return out
 
+    def serving_by_component(self, namespace: str) -> dict[str, tuple[str, ...]]:
+        """io.kompose.service label -> uids of pods whose process serves now (one pass)."""
+        out: dict[str, list[str]] = {}
+        now = self.clock.now
+        for pod in self.store.iter("Pod"):
+            meta = pod["metadata"]
+            if meta["namespace"] != namespace or meta.get("deletionTimestamp"):
+                continue
+            name = (meta.get("labels") or {}).get("io.kompose.service")
+            rt = self.runtimes.get(meta["uid"])
+            if name and rt and any(c.serving(now) for c in rt.containers.values()):
+                out.setdefault(name, []).append(meta["uid"])
+        return {k: tuple(v) for k, v in out.items()}
+
     def pod_env(self, uid: str, container: str) -> dict[str, str]:
+        key = (uid, container)
+        cached = self._env_cache.get(key)
+        if cached is not None:
+            return cached
         pod = self.pod_by_uid(uid)
         if pod is None:
             return {}
@@ -345,8 +377,13 @@ class World:
         return self._pod_err.get(uid, 0.0)
 
     @property
-    def routing_revision(self) -> tuple[int, int, int]:
-        return (self.store.revision, self.runtime_epoch, self.fault_epoch)
+    def routing_revision(self) -> tuple[int, ...]:
+        """Changes whenever a route could: services, endpoints, pod set, volumes, runtimes, faults."""
+        kr = self.store.kind_revision
+        return (kr.get("Service", 0), kr.get("Endpoints", 0), self._pod_set_revision(), kr.get("PersistentVolume", 0), kr.get("PersistentVolumeClaim", 0), self.runtime_epoch, self.fault_epoch)
+
+    def _pod_set_revision(self) -> int:
+        return self.store.membership_revision.get("Pod", 0)
 
     # ------------------------------------------------------------------ logs
     def container_log(self, pod: Obj, ctr: ContainerRuntime, event: str, t: float, fields: dict[str, Any]) -> None:
@@ -366,18 +403,18 @@ class World:
     # ------------------------------------------------------------------ time
     def tick(self, dt: float = TICK_S) -> None:
         self.clock.now += dt
-        rev0 = self.store.revision
-        if rev0 != self._controllers_rev:
-            reconcile_all(self)
-            schedule_pending(self)
-        before = self.store.revision
-        run_kubelets(self)
-        if self.store.revision != before or self._any_runtime_transition():
+        dirty = self.store.take_dirty()
+        if dirty:
+            reconcile_all(self, dirty)
+            if any(k in ("Pod", "Node", "PersistentVolumeClaim") for k, _, _ in dirty) or any(k == "Pod" for k, _, _ in self.store.dirty):
+                schedule_pending(self)
+        if run_kubelets(self):
             self.runtime_epoch += 1
-        if self.store.revision != rev0 or rev0 != self._controllers_rev:
-            reconcile_endpoints(self)
-        # settle: when this tick wrote anything, controllers look again next tick
-        self._controllers_rev = self.store.revision if self.store.revision == rev0 else rev0
+        # endpoints follow pod readiness written by the kubelets in this same tick
+        changed = dict(dirty)
+        changed.update(self.store.dirty)
+        if changed:
+            reconcile_endpoints(self, changed)
         self._run_traffic(dt)
         if self.clock.now >= self._next_scrape:
             self._scrape()
@@ -424,7 +461,10 @@ class World:
             plan = self._plans.get(app.name)
             fresh = plan is None or plan.revision != rev
             if fresh:
-                self._compute_pod_errors()
+                err_key = (self.fault_epoch, self.store.membership_revision.get("Pod", 0), self.store.kind_revision.get("PersistentVolume", 0), self.store.kind_revision.get("PersistentVolumeClaim", 0))
+                if err_key != self._pod_err_key:
+                    self._compute_pod_errors()
+                    self._pod_err_key = err_key
                 plan = self._plans[app.name] = compile_plan(self, app)
                 self._db_disks[app.name] = self._database_disks(app, plan)
             prev = self.last_traffic.get(app.name)
@@ -541,22 +581,48 @@ class World:
     def _scrape(self) -> None:
         now = self.clock.now
         values: dict[str, float] = {}
-        jitter = self.rng.normal(1.0, 0.02, size=64)
-        j = 0
+        jitter = self.rng.normal(1.0, 0.02, size=2 + 2 * 32)
         for app in self.apps:
             res = self.last_traffic.get(app.name)
             if res is None:
                 continue
             ns = app.namespace
-            values[f"client_rps{{namespace={ns}}}"] = res.client_rps * float(jitter[j % 64]); j += 1
-            values[f"client_success_ratio{{namespace={ns}}}"] = res.client_success
-            values[f"client_latency_p99_ms{{namespace={ns}}}"] = res.client_latency_ms * 2.2 * float(jitter[j % 64]); j += 1
+            names = self._series_names(app)
+            values[names[0]] = res.client_rps * float(jitter[0])
+            values[names[1]] = res.client_success
+            values[names[2]] = res.client_latency_ms * 2.2 * float(jitter[1])
+            rps_get, err_get, lat_get = res.rps.get, res.errors.get, res.latency_ms.get
+            for i, comp in enumerate(app.components):
+                base = 3 + 3 * i
+                rps = rps_get(comp.name, 0.0)
+                values[names[base]] = rps * float(jitter[2 + (i % 64)])
+                values[names[base + 1]] = err_get(comp.name, 0.0) / rps if rps > 0 else 0.0
+                values[names[base + 2]] = lat_get(comp.name, 0.0) * 2.2
+        if self._scrape_cache_rev != self.store.revision:
+            self._scrape_cache = self._object_series()
+            self._scrape_cache_rev = self.store.revision
+        values.update(self._scrape_cache)
+        for name, host in self.hosts.items():
+            for disk in host.disks:
+                values[f"disk_reads_per_s{{node={name},device={disk.device}}}"] = disk.last_reads_per_s
+                values[f"disk_read_errors_total{{node={name},device={disk.device}}}"] = disk.read_errors_total
+        self.metrics.write(now, values)
+        self.alert_state.evaluate(self)
+
+    def _series_names(self, app: AppSpec) -> list[str]:
+        names = self._names_cache.get(app.name) if hasattr(self, "_names_cache") else None
+        if names is None:
+            ns = app.namespace
+            names = [f"client_rps{{namespace={ns}}}", f"client_success_ratio{{namespace={ns}}}", f"client_latency_p99_ms{{namespace={ns}}}"]
             for comp in app.components:
-                rps = res.rps.get(comp.name, 0.0)
-                err = res.errors.get(comp.name, 0.0)
-                values[f"rps{{namespace={ns},service={comp.name}}}"] = rps * float(jitter[j % 64]); j += 1
-                values[f"error_ratio{{namespace={ns},service={comp.name}}}"] = err / rps if rps > 0 else 0.0
-                values[f"latency_p99_ms{{namespace={ns},service={comp.name}}}"] = res.latency_ms.get(comp.name, 0.0) * 2.2
+                names += [f"{m}{{namespace={ns},service={comp.name}}}" for m in ("rps", "error_ratio", "latency_p99_ms")]
+            if not hasattr(self, "_names_cache"):
+                self._names_cache: dict[str, list[str]] = {}
+            self._names_cache[app.name] = names
+        return names
+
+    def _object_series(self) -> dict[str, float]:
+        """Series computed from API objects only; recomputed when objects change."""
         ready: dict[tuple[str, str], int] = {}
         restarts: dict[tuple[str, str], int] = {}
         for pod in self.store.iter("Pod"):
@@ -566,31 +632,58 @@ class World:
             key = (pod["metadata"]["namespace"], comp.name)
             ready[key] = ready.get(key, 0) + (1 if pod_is_ready(pod) else 0)
             restarts[key] = restarts.get(key, 0) + sum(cs.get("restartCount", 0) for cs in pod.get("status", {}).get("containerStatuses") or ())
+        out: dict[str, float] = {}
         for (ns, name), comp in sorted(self.components.items()):
-            values[f"ready_replicas{{namespace={ns},service={name}}}"] = ready.get((ns, name), 0)
-            values[f"restarts{{namespace={ns},service={name}}}"] = restarts.get((ns, name), 0)
+            out[f"ready_replicas{{namespace={ns},service={name}}}"] = ready.get((ns, name), 0)
+            out[f"restarts{{namespace={ns},service={name}}}"] = restarts.get((ns, name), 0)
         for name, host in self.hosts.items():
-            cpu = 0.0
-            for uid, rt in self.runtimes.items():
-                pass
-            for disk in host.disks:
-                values[f"disk_reads_per_s{{node={name},device={disk.device}}}"] = disk.last_reads_per_s
-                values[f"disk_read_errors_total{{node={name},device={disk.device}}}"] = disk.read_errors_total
-            values[f"node_ready{{node={name}}}"] = 1.0 if host.kubelet_running else 0.0
-            del cpu
-        self.metrics.write(now, values)
-        self.alert_state.evaluate(self)
+            out[f"node_ready{{node={name}}}"] = 1.0 if host.kubelet_running else 0.0
+        return out
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        buf = io.BytesIO()
+        _SpecPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(self)
+        return buf.getvalue()
 
     @staticmethod
     def restore(blob: bytes) -> "World":
-        return pickle.loads(blob)
+        return _SpecUnpickler(io.BytesIO(blob)).load()
 
     def fork(self) -> "World":
         return World.restore(self.snapshot())
+
+
+# App specs are immutable and shared: pickle them by name, not by value.
+_SPEC_KEYS: dict[int, tuple[str, ...]] = {}
+_SPECS: dict[tuple[str, ...], Any] = {}
+
+
+def register_spec(app: AppSpec) -> None:
+    if ("app", app.name) in _SPECS:
+        return
+    _SPECS[("app", app.name)] = app
+    _SPEC_KEYS[id(app)] = ("app", app.name)
+    for comp in app.components:
+        _SPECS[("component", app.name, comp.name)] = comp
+        _SPEC_KEYS[id(comp)] = ("component", app.name, comp.name)
+
+
+class _SpecPickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, (AppSpec, Component)):
+            key = _SPEC_KEYS.get(id(obj))
+            if key is not None and _SPECS.get(key) is obj:
+                return key
+        return None
+
+
+class _SpecUnpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        try:
+            return _SPECS[tuple(pid)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"app spec {pid!r} is not loaded in this process") from None
 
 
 def _node_conditions(host: HostNode, now: float, old: list[Obj]) -> list[Obj]:
