@@ -34,11 +34,9 @@ def user_report(app: AppSpec, component: str, *, intermittent: bool, since_min: 
         listed = ", ".join(features[:-1]) + " and " + features[-1]
     else:
         listed = features[0]
-    how = "intermittently fails (some page loads return HTTP 500)" if intermittent else "fails for most users (HTTP 500 / timeouts)"
-    verb = "fails" if len(features) == 1 else "fail"
-    how = how if len(features) == 1 else how.replace("fails", verb, 1)
+    how = "intermittently fail (some page loads return HTTP 500)" if intermittent else "fail for most users (HTTP 500 / timeouts)"
     return (
-        f"PAGE: users of the {app.name} site (namespace {app.namespace}) report that {listed} {how}. "
+        f"PAGE: users of the {app.name} site (namespace {app.namespace}) report that requests for {listed} {how}. "
         f"The problem started about {since_min} minutes ago. Find the root cause, repair it durably, "
         "and submit your diagnosis."
     )

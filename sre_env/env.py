@@ -40,6 +40,7 @@ ALERTS_MAX = 4096
 LOGS_MAX = 4096
 ACTION_MAX = 16384
 WINDOW = 12  # metric samples (15 s apart) in the observation
+METRIC_MAX = 1e9  # finite bounds: rates, ratios, milliseconds and counts all stay far below
 _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 
 
@@ -93,10 +94,10 @@ class SREEnv(gym.Env[dict[str, Any], str]):
                 "output": text(OUTPUT_MAX),
                 "alerts": text(ALERTS_MAX),
                 "logs": text(LOGS_MAX),
-                "metrics": spaces.Box(low=-np.inf, high=np.inf, shape=(WINDOW, n), dtype=np.float32),
+                "metrics": spaces.Box(low=0.0, high=METRIC_MAX, shape=(WINDOW, n), dtype=np.float32),
                 "metrics_mask": spaces.MultiBinary(n),
                 "step": spaces.Box(low=0, high=np.iinfo(np.int64).max, shape=(1,), dtype=np.int64),
-                "time": spaces.Box(low=0.0, high=np.inf, shape=(1,), dtype=np.float32),
+                "time": spaces.Box(low=0.0, high=METRIC_MAX, shape=(1,), dtype=np.float32),
             }
         )
         self.action_space = spaces.Text(max_length=ACTION_MAX, min_length=0, charset=_CHARSET_STR)
@@ -187,7 +188,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def _observation(self) -> dict[str, Any]:
         assert self.backend is not None
         world = self.backend.world
-        window = world.metrics.window(self._metric_names, WINDOW)
+        window = np.clip(world.metrics.window(self._metric_names, WINDOW), 0.0, METRIC_MAX)
         mask = np.array([1 if name in world.metrics.index else 0 for name in self._metric_names], dtype=np.int8)
         return {
             "output": sanitize(self._last_output, OUTPUT_MAX),

@@ -1,0 +1,233 @@
+"""Conformance of every registered environment: API, determinism, grading truthfulness."""
+
+from __future__ import annotations
+
+import json
+import string
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import sre_env
+from sre_env.envs.registry import scenario_class
+
+IDS = list(sre_env.ENV_IDS)
+SEEDS = (0, 1, 2)
+
+
+def play(env_id: str, seed: int, commands: list[str], diagnosis: str = "done"):
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=seed)
+    trace = [obs]
+    for cmd in commands:
+        obs, reward, term, trunc, info = env.step(cmd)
+        trace.append((obs, reward, term, trunc, json.dumps(info, sort_keys=True, default=str)))
+        assert not term and not trunc, f"episode ended early on {cmd!r}"
+    obs, reward, term, trunc, info = env.step(f"submit {diagnosis}")
+    trace.append((obs, reward, term, trunc, json.dumps(info, sort_keys=True, default=str)))
+    env.close()
+    return reward, term, info, trace
+
+
+def same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    return a == b
+
+
+def scenario_for(env_id: str, seed: int):
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env.unwrapped.scenario
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_check_env(env_id: str) -> None:
+    env = gym.make(env_id)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_registry_metadata(env_id: str) -> None:
+    spec = gym.spec(env_id)
+    assert spec.max_episode_steps == 50
+    cls = scenario_class(env_id)
+    assert cls.layer in {"application", "kubernetes", "network", "os", "hardware", "operator"}
+    assert cls.summary
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reference_solution_passes(env_id: str, seed: int) -> None:
+    scenario = scenario_for(env_id, seed)
+    reward, term, info, _ = play(env_id, seed, scenario.reference_solution(), scenario.root_cause().summary)
+    assert term
+    mitigation = info["oracles"]["mitigation"]
+    assert mitigation["passed"], mitigation["checks"]
+    assert reward == 1.0
+    assert info["reward_components"]["mitigation"] == 1.0
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_noop_fails(env_id: str, seed: int) -> None:
+    reward, term, info, _ = play(env_id, seed, [])
+    assert term and reward == 0.0
+    assert not info["oracles"]["mitigation"]["passed"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wrong_fixes_fail(env_id: str, seed: int) -> None:
+    scenario = scenario_for(env_id, seed)
+    fixes = scenario.wrong_fixes()
+    assert fixes, "every scenario declares the plausible fixes that must fail"
+    for name, commands in fixes.items():
+        reward, term, info, _ = play(env_id, seed, commands)
+        assert reward == 0.0, f"wrong fix {name!r} passed: {info['oracles']['mitigation']}"
+        assert not info["oracles"]["mitigation"]["passed"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_same_seed_same_episode(env_id: str) -> None:
+    scenario = scenario_for(env_id, 11)
+    commands = ["kubectl get pods -A -o wide", "kubectl get events -n hotel-reservation", *scenario.reference_solution()[:2]]
+    a = play(env_id, 11, commands)
+    b = play(env_id, 11, commands)
+    assert same(a[3], b[3])
+    c = play(env_id, 12, commands)
+    assert not same(a[3], c[3])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_brief_does_not_leak_the_cause(env_id: str) -> None:
+    for seed in SEEDS:
+        env = gym.make(env_id)
+        obs, _ = env.reset(seed=seed)
+        scenario = env.unwrapped.scenario
+        brief = obs["output"].lower()
+        rc = scenario.root_cause()
+        for word in rc.mechanism.lower().replace(":", " ").replace("(", " ").replace(")", " ").split():
+            if len(word) > 5 and word not in {"errors", "service"}:
+                assert word not in brief, f"brief leaks {word!r}"
+        assert rc.component.lower() not in brief
+        if rc.component.startswith("node/"):
+            assert rc.component.split("/")[1] not in brief
+        for key in ("root_cause", "oracles", "variant"):
+            assert key not in _
+
+
+HOSTILE = [
+    "",
+    "   ",
+    "x" * 10_000,
+    "kubectl get pods 'unbalanced",
+    'echo "unterminated',
+    "kubectl",
+    "kubectl frobnicate",
+    "kubectl get",
+    "kubectl get pods -n",
+    "kubectl delete",
+    "rm -rf /",
+    ":(){ :|:& };:",
+    "$(reboot)",
+    "`id`",
+    "kubectl get pods | | grep x",
+    "kubectl apply -f - <<EOF\nnot: [valid\nEOF",
+    "kubectl patch svc frontend -n hotel-reservation -p '{bad json'",
+    "ssh nowhere uptime",
+    "kubectl exec nonexistent -- ls",
+    "\x00\x01\x02",
+    "k\u00fcbectl get p\u00f6ds",
+    "submit",
+]
+
+
+@pytest.mark.parametrize("env_id", IDS[:1])
+def test_hostile_commands_never_raise(env_id: str) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    printable = np.array(list(string.printable))
+    randoms = ["".join(rng.choice(printable, size=int(rng.integers(1, 200)))) for _ in range(40)]
+    for cmd in HOSTILE + randoms:
+        obs, reward, term, trunc, info = env.step(cmd)
+        assert env.observation_space.contains(obs)
+        if term or trunc:
+            env.reset(seed=0)
+    env.close()
+
+
+def test_errors_look_like_the_real_tools() -> None:
+    env = gym.make(IDS[0])
+    env.reset(seed=0)
+    obs, *_ , info = env.step("kubectl get pdos")
+    assert 'error: the server doesn\'t have a resource type "pdos"' in obs["output"]
+    assert info["exit_code"] != 0
+    obs, *_ = env.step("frobnicate --now")
+    assert "command not found" in obs["output"]
+    obs, *_ = env.step("kubectl get pod nope -n hotel-reservation")
+    assert 'Error from server (NotFound): pods "nope" not found' in obs["output"]
+
+
+def test_truncation_grades_the_cluster() -> None:
+    env = gym.make(IDS[0], max_episode_steps=3)
+    env.reset(seed=0)
+    term = trunc = False
+    steps = 0
+    while not (term or trunc):
+        _, reward, term, trunc, info = env.step("kubectl get nodes")
+        steps += 1
+    assert trunc and not term and steps == 3
+    env2 = sre_env.SREEnv("DiskSector", max_steps=2)
+    env2.reset(seed=0)
+    env2.step("kubectl get nodes")
+    _, reward, term, trunc, info = env2.step("kubectl get nodes")
+    assert trunc and info["submitted"] is False and reward == 0.0
+    assert "mitigation" in info["oracles"]
+
+
+def test_step_after_end_and_before_reset() -> None:
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("kubectl get pods")
+    env.reset(seed=0)
+    env.step("submit nothing")
+    obs, reward, term, trunc, info = env.step("kubectl get pods")
+    assert term and reward == 0.0
+
+
+def test_render_ansi() -> None:
+    env = sre_env.SREEnv("MissingEnvVar", render_mode="ansi")
+    env.reset(seed=0)
+    env.step("kubectl get pods -n hotel-reservation")
+    text = env.render()
+    assert "step 1" in text and "NAME" in text
+
+
+def test_unknown_id_suggests() -> None:
+    with pytest.raises(sre_env.UnknownEnvironmentError, match="Did you mean 'SREGym/DiskSector-v0'"):
+        sre_env.SREEnv("DiskSectr")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_vector_env_steps(mode: str) -> None:
+    # Text observations cannot live in AsyncVectorEnv's shared memory (it reads
+    # non-array spaces once, Gymnasium issue #1164), so async runs without it.
+    kwargs = {"shared_memory": False} if mode == "async" else {}
+    envs = gym.make_vec(IDS[2], num_envs=2, vectorization_mode=mode, vector_kwargs=kwargs)
+    try:
+        obs, infos = envs.reset(seed=[0, 1])
+        assert obs["metrics"].shape[0] == 2
+        obs, rewards, terms, truncs, infos = envs.step(["kubectl get pods -n hotel-reservation", "submit nothing"])
+        assert list(terms) == [False, True]
+        assert rewards[1] == 0.0
+        assert "NAME" in obs["output"][0]
+    finally:
+        envs.close()
