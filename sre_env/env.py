@@ -188,8 +188,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def _observation(self) -> dict[str, Any]:
         assert self.backend is not None
         world = self.backend.world
-        window = np.clip(world.metrics.window(self._metric_names, WINDOW), 0.0, METRIC_MAX)
-        mask = np.array([1 if name in world.metrics.index else 0 for name in self._metric_names], dtype=np.int8)
+        window, mask = world.metrics.window_and_mask(self._metric_names, WINDOW)
+        np.clip(window, 0.0, METRIC_MAX, out=window)
         return {
             "output": sanitize(self._last_output, OUTPUT_MAX),
             "alerts": sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX),
@@ -204,19 +204,18 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         """Warnings and errors the app's containers logged recently (newest last)."""
         assert self.backend is not None and self.scenario is not None
         world = self.backend.world
-        now = world.clock.now
+        since = world.clock.now - horizon_s
+        ns = self.scenario.namespace
         rows = []
-        for pod in world.store.list("Pod", self.scenario.namespace):
-            rt = world.runtimes.get(pod["metadata"]["uid"])
-            if rt is None:
-                continue
-            for ctr in rt.containers.values():
-                for source in (ctr.prev_log, ctr.log):
-                    for i, (t, line) in enumerate(source):
-                        if t >= now - horizon_s and _notable(line):
-                            rows.append((t, pod["metadata"]["name"], i, line))
-        rows.sort()
-        return "\n".join(f"{name}: {line[:300]}" for _, name, _, line in rows[-limit:])
+        for t, pod_ns, pod, line in reversed(world.notable_logs):
+            if t < since - 60.0:
+                break
+            if pod_ns == ns and t >= since:
+                rows.append((t, pod, line))
+                if len(rows) >= limit * 2:
+                    break
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return "\n".join(f"{pod}: {line[:300]}" for _, pod, line in rows[-limit:])
 
     def _info(self, result: CommandResult | None) -> dict[str, Any]:
         info: dict[str, Any] = {"step": self._steps, "time_s": float(self.backend.now - self._t0) if self.backend else 0.0}
@@ -231,10 +230,3 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     @staticmethod
     def command_reference() -> str:
         return command_reference()
-
-
-_NOTABLE = ("ERR", "error", "Error", "FTL", "PNC", "panic", "fatal", "Fatal", '"s":"E"', '"s":"F"', '"s":"W"', "WRN", "refused", "timeout", "failed")
-
-
-def _notable(line: str) -> bool:
-    return any(k in line for k in _NOTABLE)

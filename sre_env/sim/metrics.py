@@ -43,18 +43,33 @@ class SeriesRing:
 
     def window(self, names: list[str], length: int) -> np.ndarray:
         """The last ``length`` samples of ``names`` (oldest first), NaN-free (missing -> 0)."""
+        return self.window_and_mask(names, length)[0]
+
+    def window_and_mask(self, names: list[str], length: int) -> tuple[np.ndarray, np.ndarray]:
+        """(window, mask): the mask marks the series that exist in the store."""
+        cols = self._columns(names)
+        present = cols >= 0
         out = np.zeros((length, len(names)), dtype=np.float32)
         n = min(self.rows, length, self.capacity)
-        if n == 0:
-            return out
-        rows = [(self.rows - n + i) % self.capacity for i in range(n)]
-        cols = [self.index.get(name, -1) for name in names]
-        block = self.data[rows]
-        for j, c in enumerate(cols):
-            if c >= 0:
-                out[length - n :, j] = block[:, c]
-        np.nan_to_num(out, copy=False)
-        return out
+        if n:
+            rows = np.arange(self.rows - n, self.rows) % self.capacity
+            block = self.data[rows[:, None], cols[present][None, :]]
+            block[block != block] = 0.0
+            out[length - n :, present] = block
+        return out, present.astype(np.int8)
+
+    def _columns(self, names: list[str]) -> np.ndarray:
+        cache = getattr(self, "_col_cache", None)
+        if cache is not None and cache[0] is names and cache[1] == len(self.index):
+            return cache[2]
+        cols = np.fromiter((self.index.get(name, -1) for name in names), dtype=np.int64, count=len(names))
+        self._col_cache = (names, len(self.index), cols)
+        return cols
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_col_cache", None)
+        return state
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(times, values) of one series, oldest first."""

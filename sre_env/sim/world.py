@@ -74,6 +74,8 @@ class World:
         self.fault_epoch = 0
         self._next_scrape = 0.0
         self._carry = 0.0
+        #: recent warning/error lines of every container, for the observation's log window
+        self.notable_logs: deque = deque(maxlen=256)
         self._uid_index: dict[str, Obj] = {}
         self._uid_index_rev = -1
         #: resolved env per (pod uid, container); pods' specs never change in place
@@ -395,10 +397,14 @@ class World:
             fields.setdefault("port", comp.listen_port)
         variant = int(hashlib.blake2b(f"{self.variant_seed}/{pod['metadata']['uid']}/{len(ctr.log)}/{event}".encode(), digest_size=4).hexdigest(), 16)
         if event == "startup":
-            for line in logfmt.component_startup_lines(dialect, t, fields, variant):
-                ctr.log.append((t, line))
-            return
-        ctr.log.append((t, logfmt.render(dialect, event, t, fields, variant)))
+            lines = logfmt.component_startup_lines(dialect, t, fields, variant)
+        else:
+            lines = [logfmt.render(dialect, event, t, fields, variant)]
+        meta = pod["metadata"]
+        for line in lines:
+            ctr.log.append((t, line))
+            if is_notable(line):
+                self.notable_logs.append((t, meta["namespace"], meta["name"], line))
 
     # ------------------------------------------------------------------ time
     def tick(self, dt: float = TICK_S) -> None:
@@ -684,6 +690,14 @@ class _SpecUnpickler(pickle.Unpickler):
             return _SPECS[tuple(pid)]
         except KeyError:
             raise pickle.UnpicklingError(f"app spec {pid!r} is not loaded in this process") from None
+
+
+_NOTABLE = ("ERR", "error", "Error", "FTL", "PNC", "panic", "fatal", "Fatal", '"s":"E"', '"s":"F"', '"s":"W"', "WRN", "refused", "timeout", "failed")
+
+
+def is_notable(line: str) -> bool:
+    """Warning- and error-level lines (what a log dashboard's error panel shows)."""
+    return any(k in line for k in _NOTABLE)
 
 
 def _node_conditions(host: HostNode, now: float, old: list[Obj]) -> list[Obj]:

@@ -1,0 +1,267 @@
+"""The ``sre-env`` command: list scenarios, run an agent, play an incident yourself.
+
+    sre-env list [--suite S] [--layer L] [--format table|json|markdown]
+    sre-env run ID [--agent reference|random] [--seed N] [--max-steps N] [--json FILE] [--quiet] [--plain]
+    sre-env play ID [--seed N] [--max-steps N] [--plain]
+    sre-env bench [ARGS...]
+
+Exit status: 0 on success; for ``run`` and ``play``, 0 only when the episode
+passed the mitigation oracle (the cluster was actually repaired) and 1 when it
+did not, so shell scripts and CI can gate on it; 2 for usage errors (unknown
+scenario id or agent, missing benchmark script).
+
+Only the standard library is used here (argparse), so the command starts fast
+and adds no dependency; ``rich`` makes reports nicer when it is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from sre_env.envs.registry import ENV_IDS, MAX_EPISODE_STEPS, SCENARIOS, env_id, list_scenarios, scenario_class
+from sre_env.errors import SREEnvError, UnknownEnvironmentError
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+BENCH_SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_env.py"
+_COLUMNS = ("id", "app", "layer", "family", "difficulty", "summary")
+
+
+# ---------------------------------------------------------------- list
+def _scenario_rows(suite: str | None, layer: str | None) -> list[dict[str, str]]:
+    return [
+        {"id": eid, "app": i.app, "layer": i.layer, "family": i.family, "difficulty": i.difficulty, "summary": i.summary}
+        for eid, i in list_scenarios(suite=suite, layer=layer)
+    ]
+
+
+def _table(rows: list[dict[str, str]]) -> str:
+    widths = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in _COLUMNS}
+    line = lambda cells: "  ".join(cells[c].ljust(widths[c]) for c in _COLUMNS).rstrip()  # noqa: E731
+    return "\n".join([line({c: c.upper() for c in _COLUMNS})] + [line(r) for r in rows]) + "\n"
+
+
+def _markdown(rows: list[dict[str, str]]) -> str:
+    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+    out += ["| " + " | ".join(esc(r[c]) for c in _COLUMNS) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = _scenario_rows(args.suite, args.layer)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(_markdown(rows))
+    elif rows:
+        sys.stdout.write(_table(rows))
+    if not rows:
+        print("no scenarios match these filters", file=sys.stderr)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- env helpers
+def resolve_id(name: str) -> str:
+    """The canonical id for an id or bare scenario name; unknown ones raise with a "did you mean"."""
+    if name in ENV_IDS:
+        return name
+    cls = scenario_class(name)  # raises UnknownEnvironmentError with a suggestion
+    canonical = env_id(next(n for n, c in SCENARIOS.items() if c is cls))
+    if name.startswith("SREGym/") and name != canonical:  # right family, wrong version
+        raise UnknownEnvironmentError(f"No environment {name!r}. Did you mean {canonical!r}? Known: {', '.join(ENV_IDS)}")
+    return canonical
+
+
+def make_env(eid: str, max_steps: int) -> Any:
+    """gym.make with one step budget for both the env (which grades) and the TimeLimit wrapper.
+
+    If the wrapper's limit were lower, it would cut the episode before the env
+    grades it and the report would have no verdict.
+    """
+    import gymnasium as gym
+
+    import sre_env  # noqa: F401  (registers the ids)
+
+    return gym.make(eid, max_steps=max_steps, max_episode_steps=max_steps)
+
+
+def _finish(result: Any, args: argparse.Namespace) -> int:
+    from sre_env.report import render, to_json
+
+    if getattr(args, "json", None):
+        Path(args.json).write_text(to_json(result) + "\n", encoding="utf-8")
+    if not getattr(args, "quiet", False):
+        render(result, plain=args.plain)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+# ---------------------------------------------------------------- run
+def cmd_run(args: argparse.Namespace) -> int:
+    from sre_env.agents import make_agent, run_episode
+
+    eid = resolve_id(args.id)
+    agent = make_agent(args.agent, seed=args.seed)
+    env = make_env(eid, args.max_steps)
+    try:
+        result = run_episode(env, agent, seed=args.seed)
+    finally:
+        env.close()
+    if args.quiet:
+        print(f"{result.env_id} seed={result.seed} agent={args.agent}: {'PASS' if result.passed else 'FAIL'} reward={result.reward:.3f}")
+    return _finish(result, args)
+
+
+# ---------------------------------------------------------------- play
+class HumanAgent:
+    """Reads commands from stdin for ``sre-env play``; local words never cost a step.
+
+    ``help`` prints the command reference, ``alerts``/``logs`` re-show those
+    observation fields, ``quit``/``exit`` or end of input stop without
+    submitting. When stdin is not a terminal the command is echoed, so a piped
+    session reads like a transcript.
+    """
+
+    LOCAL = ("help", "alerts", "logs", "quit", "exit")
+
+    def __init__(self, prompt: str = "sre-env$ ") -> None:
+        self.prompt = prompt
+        self._echo = not sys.stdin.isatty()
+        self._last_alerts = ""
+        self._started = False
+
+    def reset(self, env: Any) -> None:
+        self._last_alerts = ""
+        self._started = False
+
+    def show(self, observation: dict[str, Any]) -> None:
+        """Print what changed: the output, and the alerts when they differ from last time."""
+        if observation.get("output"):
+            print(observation["output"].rstrip("\n"))
+        alerts = observation.get("alerts", "")
+        if alerts != self._last_alerts:
+            print("\n[alerts]\n" + (alerts or "(none firing)"))
+            self._last_alerts = alerts
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        from sre_env.agents import StopEpisode
+        from sre_env.shell import command_reference
+
+        if not self._started:  # first call: the brief and the alerts at the start
+            self.show(observation)
+            self._started = True
+        while True:
+            try:
+                line = input(self.prompt).strip()
+            except (EOFError, KeyboardInterrupt):
+                print("\n(end of input: ending without a diagnosis)")
+                raise StopEpisode from None
+            if self._echo:
+                print(line)
+            if not line:
+                continue
+            if line in ("quit", "exit"):
+                raise StopEpisode
+            if line == "help":
+                print(command_reference() + "\nLocal: help, alerts, logs, quit (end without submitting), submit <diagnosis> (end and grade).")
+            elif line == "alerts":
+                print(observation.get("alerts") or "(none firing)")
+            elif line == "logs":
+                print(observation.get("logs") or "(no recent warnings or errors)")
+            else:
+                return line
+
+    def on_step(self, step: Any, observation: dict[str, Any]) -> None:
+        self.show(observation)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from sre_env.agents import run_episode
+
+    eid = resolve_id(args.id)
+    env = make_env(eid, args.max_steps)
+    human = HumanAgent()
+    print(f"{eid} (seed {args.seed}). Type commands; 'help' lists them; 'submit <diagnosis>' ends the episode.\n")
+    try:
+        result = run_episode(env, human, seed=args.seed, on_step=human.on_step)
+    finally:
+        env.close()
+    print()
+    return _finish(result, args)
+
+
+# ---------------------------------------------------------------- bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    if not BENCH_SCRIPT.is_file():
+        print(f"error: no benchmark script at {BENCH_SCRIPT} (benchmarks ship with a source checkout of sre-env, not the wheel)", file=sys.stderr)
+        return EXIT_USAGE
+    return subprocess.call([sys.executable, str(BENCH_SCRIPT), *args.bench_args])
+
+
+# ---------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sre-env",
+        description="Gymnasium environments where agents diagnose and repair broken cloud-native systems.",
+        epilog="run/play exit 0 when the episode passed mitigation (the cluster was repaired), 1 when not, 2 on usage errors.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the registered scenarios")
+    p.add_argument("--suite", help="only scenarios in this suite (e.g. lite, full)")
+    p.add_argument("--layer", help="only scenarios whose root cause is in this layer (e.g. application, hardware)")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.set_defaults(func=cmd_list)
+
+    from sre_env.agents import AGENTS
+
+    p = sub.add_parser("run", help="run one episode with a built-in agent and print its report")
+    p.add_argument("id", help="environment id, e.g. SREGym/MissingEnvVar-v0 (or just MissingEnvVar)")
+    p.add_argument("--agent", choices=sorted(AGENTS), default="reference", help="reference = the scenario's own fix (the cheat); random = a baseline")
+    _common(p)
+    p.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
+    p.add_argument("--quiet", action="store_true", help="print one summary line instead of the report")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("play", help="play an incident yourself at a prompt (reads stdin, so it can be piped)")
+    p.add_argument("id", help="environment id, e.g. SREGym/DiskSector-v0")
+    _common(p)
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("bench", help="run benchmarks/bench_env.py (source checkouts only)")
+    p.add_argument("bench_args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="episode seed (same seed + same commands = same episode)")
+    p.add_argument("--max-steps", type=_positive, default=MAX_EPISODE_STEPS, help=f"step budget (default {MAX_EPISODE_STEPS})")
+    p.add_argument("--plain", action="store_true", help="plain-text report even when rich is installed")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sre-env`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SREEnvError as exc:  # unknown ids and other library-level misuse: a message, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
