@@ -123,6 +123,7 @@ def _root_cause_lines(result: EpisodeResult) -> list[str]:
 def _render_rich(result: EpisodeResult, out: TextIO, output_lines: int) -> None:
     from rich.console import Console, Group
     from rich.markup import escape
+    from rich.padding import Padding
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
@@ -136,7 +137,7 @@ def _render_rich(result: EpisodeResult, out: TextIO, output_lines: int) -> None:
         console.print(title)
         body = "\n".join(_head(step.output, output_lines))
         if body:
-            console.print(Text(body, style="dim"), soft_wrap=True)
+            console.print(Padding(Text(body, style="dim", no_wrap=True, overflow="ellipsis"), (0, 0, 0, 4)))
     diagnosis = result.diagnosis if result.diagnosis is not None else "(none submitted)"
     console.print(Text.assemble(("Diagnosis: ", "bold"), diagnosis))
     table = Table(title=f"Grade: {_verdict(result)}", title_style="bold green" if result.passed else "bold red", expand=False)

@@ -555,6 +555,7 @@ class World:
                 key=lambda e: e[0],
             )
             rt.wake_at = min(rt.wake_at, crash - 6.0)
+            self.kubelet_wake = min(self.kubelet_wake, rt.wake_at)
 
     def _database_disks(self, app: AppSpec, plan: TrafficPlan) -> list[tuple[Component, str, Obj, list]]:
         out = []
