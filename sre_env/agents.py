@@ -287,8 +287,13 @@ def _end_unsubmitted(env: gym.Env, info: dict[str, Any]) -> tuple[dict[str, Any]
     SREEnv grades (unsubmitted) when its step budget runs out, so lowering the
     budget to this step and sending an empty command line (a no-op that costs
     0.5 s of cluster time) gets the same grade and ``info`` as a real
-    truncation, without reaching into the env's private grading method.
+    truncation, without reaching into the env's private grading method. The
+    budget is restored afterwards, since the env outlives this episode.
     """
     inner = env.unwrapped
+    budget = inner.max_steps
     inner.max_steps = int(info.get("step", 0)) + 1
-    return env.step("")
+    try:
+        return env.step("")
+    finally:
+        inner.max_steps = budget  # the env is reused by later episodes

@@ -3,7 +3,7 @@
     sre-env list [--suite S] [--layer L] [--format table|json|markdown]
     sre-env run ID [--agent reference|random] [--seed N] [--max-steps N] [--json FILE] [--quiet] [--plain]
     sre-env play ID [--seed N] [--max-steps N] [--plain]
-    sre-env bench [ARGS...]
+    sre-env bench [ARGS...]          (ARGS go to benchmarks/bench_env.py unchanged)
 
 Exit status: 0 on success; for ``run`` and ``play``, 0 only when the episode
 passed the mitigation oracle (the cluster was actually repaired) and 1 when it
@@ -234,9 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("bench", help="run benchmarks/bench_env.py (source checkouts only)")
-    p.add_argument("bench_args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
-    p.set_defaults(func=cmd_bench)
+    # listed for --help only: main() hands "bench ARGS..." to the script before parsing
+    sub.add_parser("bench", help="run benchmarks/bench_env.py with ARGS (source checkouts only)", add_help=False)
     return parser
 
 
@@ -255,6 +254,9 @@ def _positive(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sre-env`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # everything after "bench" is the script's, verbatim (argparse would reorder it)
+        return cmd_bench(argparse.Namespace(command="bench", bench_args=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

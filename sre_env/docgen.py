@@ -35,15 +35,12 @@ def scenarios_page() -> str:
     ]
     for name, cls in SCENARIOS.items():
         info = cls.info(name)
-        doc = (cls.__doc__ or "").strip().splitlines()
         out += [
             f"## `{env_id(name)}`",
             "",
             f"- family: {info.family}; app: {info.app}; layer: {info.layer}; difficulty: {info.difficulty}; suites: {', '.join(info.suites)}",
             f"- report: {info.summary}",
             f"- wrong fixes that must fail: {_wrong_fix_names(cls)}",
-            "",
-            (doc[0] if doc else ""),
             "",
         ]
     return "\n".join(out).rstrip() + "\n"

@@ -148,24 +148,28 @@ def _pct(used: int, avail: int) -> str:
 def df(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
     human = inodes = types = False
     paths: list[str] = []
-    for a in argv[1:]:
-        if a in ("-h", "--human-readable"):
+    it = iter(argv[1:])
+    for a in it:
+        if a in ("-h", "--human-readable", "-H", "--si"):
             human = True
         elif a in ("-i", "--inodes"):
             inodes = True
         elif a in ("-T", "--print-type"):
             types = True
-        elif a.startswith("-") and not a.startswith("--") and len(a) > 1 and all(c in "hiTHlakPx" for c in a[1:]):
+        elif a in ("-l", "--local", "-a", "--all", "-P", "--portability", "-k"):
+            continue
+        elif a in ("-x", "-t") or a.startswith(("--exclude-type", "--type")):
+            if "=" not in a and next(it, None) is None:
+                return ExecResult(f"df: option requires an argument -- '{a[1]}'\nTry 'df --help' for more information.\n", 1)
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 1:
+            bad = next((c for c in a[1:] if c not in "hiTHlakP"), None)
+            if bad is not None:
+                return ExecResult(f"df: invalid option -- '{bad}'\nTry 'df --help' for more information.\n", 1)
             human |= "h" in a or "H" in a
             inodes |= "i" in a
             types |= "T" in a
-        elif a in ("-l", "--local", "-a", "--all", "-P", "--portability", "-k"):
-            continue
-        elif a.startswith("-"):
-            if a.startswith("--"):
-                return ExecResult(f"df: unrecognized option '{a}'\nTry 'df --help' for more information.\n", 1)
-            bad = next(c for c in a[1:] if c not in "hiTHlakPx")
-            return ExecResult(f"df: invalid option -- '{bad}'\nTry 'df --help' for more information.\n", 1)
+        elif a.startswith("--"):
+            return ExecResult(f"df: unrecognized option '{a}'\nTry 'df --help' for more information.\n", 1)
         else:
             paths.append(a)
     rows = _df_rows(node, pods)

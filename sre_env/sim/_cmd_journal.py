@@ -174,19 +174,27 @@ def journal_entries(node: HostNode, now: float, pods: list[dict[str, Any]], vari
     """(sim time, unit, priority, text) merged from boot entries, the model's journal and the kernel log."""
     boot = now - node.uptime(now)
     kpid = unit_pid(node, "kubelet")
-    b = wall(node, boot + 11.4)
-    ts = f"{b:%m%d %H:%M:%S}.{int(boot * 1000) % 1000:03d}412"
-    cts = f"{b:%Y-%m-%dT%H:%M:%S}.{stable_hash(node.name) % 10**9:09d}Z"
+    cpid = unit_pid(node, "containerd")
+
+    def klog(dt_s: float, where: str, msg: str) -> str:
+        w = wall(node, boot + dt_s)
+        return f"I{w:%m%d %H:%M:%S}.{int(dt_s * 1e6) % 1000000:06d} {kpid:>7} {where}] {msg}"
+
+    def ctd(dt_s: float, msg: str) -> str:
+        w = wall(node, boot + dt_s)
+        return f'time="{w:%Y-%m-%dT%H:%M:%S}.{int(dt_s * 1e9) % 10**9:09d}Z" level=info msg="{msg}"'
+
+    del cpid
     entries: list[tuple[float, str, int, str]] = [
         (boot + 3.2, "systemd", 6, "Starting containerd.service - containerd container runtime..."),
-        (boot + 3.3, "containerd", 6, f'time="{cts}" level=info msg="starting containerd" revision=88bf19b2105c8b17560993bee28a01ddc2f97182 version=1.7.24'),
-        (boot + 3.4, "containerd", 6, f'time="{cts}" level=info msg="containerd successfully booted in 0.061524s"'),
+        (boot + 3.3, "containerd", 6, ctd(3.3, "starting containerd") + " revision=88bf19b2105c8b17560993bee28a01ddc2f97182 version=1.7.24"),
+        (boot + 3.4, "containerd", 6, ctd(3.4, "containerd successfully booted in 0.061524s")),
         (boot + 3.4, "systemd", 6, "Started containerd.service - containerd container runtime."),
         (boot + 3.5, "systemd", 6, "Started kubelet.service - kubelet: The Kubernetes Node Agent."),
-        (boot + 11.4, "kubelet", 6, f'I{ts}    {kpid} server.go:484] "Kubelet version" kubeletVersion="{node.kubelet_version}"'),
-        (boot + 11.5, "kubelet", 6, f'I{ts}    {kpid} server.go:1256] "Started kubelet"'),
-        (boot + 11.9, "kubelet", 6, f'I{ts}    {kpid} kubelet_node_status.go:76] "Attempting to register node" node="{node.name}"'),
-        (boot + 12.0, "kubelet", 6, f'I{ts}    {kpid} kubelet_node_status.go:79] "Successfully registered node" node="{node.name}"'),
+        (boot + 11.4, "kubelet", 6, klog(11.4, "server.go:484", f'"Kubelet version" kubeletVersion="{node.kubelet_version}"')),
+        (boot + 11.5, "kubelet", 6, klog(11.5, "server.go:1256", '"Started kubelet"')),
+        (boot + 11.9, "kubelet", 6, klog(11.9, "kubelet_node_status.go:76", f'"Attempting to register node" node="{node.name}"')),
+        (boot + 12.0, "kubelet", 6, klog(12.0, "kubelet_node_status.go:79", f'"Successfully registered node" node="{node.name}"')),
     ]
     for item in list(node.journal):
         try:

@@ -180,7 +180,7 @@ def format_ps(node: HostNode, now: float, procs: list[Proc], style: str, columns
             u, pid, pp, cpu, mem, vsz, rss, tty, stat, start, cs, cmd, wchan = p
             return {
                 "pid": str(pid), "ppid": str(pp), "user": u[:8], "uid": "0" if u == "root" else u, "stat": stat, "state": stat[0],
-                "comm": (cmd.split()[0].rsplit("/", 1)[-1] if not cmd.startswith("[") else cmd.strip("[]"))[:15], "cmd": cmd, "args": cmd, "command": cmd,
+                "comm": (cmd.split()[0].rsplit("/", 1)[-1].rstrip(":") if not cmd.startswith("[") else cmd.strip("[]"))[:15], "cmd": cmd, "args": cmd, "command": cmd,
                 "%cpu": f"{cpu:.1f}", "pcpu": f"{cpu:.1f}", "%mem": f"{mem:.1f}", "pmem": f"{mem:.1f}", "rss": str(rss), "vsz": str(vsz),
                 "etime": _etime(now - start), "time": f"{int(cs) // 3600:02d}:{int(cs) % 3600 // 60:02d}:{int(cs) % 60:02d}", "wchan": wchan, "tty": tty,
                 "lstart": f"{wall(node, start):%a %b %d %H:%M:%S %Y}",

@@ -157,6 +157,11 @@ def _os_release(info: ImageInfo) -> str | None:
     return None
 
 
+def _puid(info: ImageInfo) -> int:
+    """The uid PID 1 runs as (mongod drops to ``mongodb`` even though ``exec`` runs as root)."""
+    return 999 if info.family == "mongo" else info.uid
+
+
 def _proc_state(view: ContainerView) -> str:
     d = data_disk(view)
     if d is not None and d.bad_read_fraction > 0 and d.error_ticks and view.now - float(d.error_ticks[-1][0]) < 120:
@@ -178,7 +183,7 @@ def _file(view: ContainerView, info: ImageInfo, path: str) -> str | None:
         "/proc/1/limits": lambda: _limits(_NOFILE) if view.process_running else None,
         "/proc/self/limits": lambda: _limits(_NOFILE),
         "/proc/1/cmdline": lambda: "\0".join(cmd) + "\0" if view.process_running else None,
-        "/proc/1/status": lambda: f"Name:\t{cmd[0].rsplit('/', 1)[-1][:15] if cmd else 'sh'}\nUmask:\t0022\nState:\t{_proc_state(view)}\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t{info.uid}\t{info.uid}\t{info.uid}\t{info.uid}\nGid:\t{info.uid}\t{info.uid}\t{info.uid}\t{info.uid}\nFDSize:\t64\nThreads:\t{12 if info.family != 'memcached' else 6}\n" if view.process_running else None,
+        "/proc/1/status": lambda: f"Name:\t{cmd[0].rsplit('/', 1)[-1][:15] if cmd else 'sh'}\nUmask:\t0022\nState:\t{_proc_state(view)}\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\nGid:\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\nFDSize:\t64\nThreads:\t{12 if info.family != 'memcached' else 6}\n" if view.process_running else None,
         "/proc/loadavg": lambda: "{:.2f} {:.2f} {:.2f} 1/{} {}\n".format(*load_average(node, view.now), 180, 40_000 + int(view.now) % 9000),
         "/proc/meminfo": lambda: meminfo(node),
         "/proc/uptime": lambda: f"{node.uptime(view.now):.2f} {node.uptime(view.now) * node.cpu_cores * 0.93:.2f}\n",
@@ -223,7 +228,7 @@ def _dirs(view: ContainerView, info: ImageInfo) -> dict[str, list[str]]:
         if leaf and leaf not in dirs["/"]:
             dirs["/"].append(leaf)
     for top in root:
-        if "." not in top:
+        if "." not in top or top.endswith(".d"):
             dirs.setdefault("/" + top, [])
     comp = view.component
     if comp is not None and comp.volume_claim:
@@ -338,7 +343,7 @@ def _ls(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
 def _ps(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     cmd = " ".join(process_cmdline(view.container, info))
     uid, name, _ = _user(view, info)
-    main_user = (info.user if info.family == "mongo" else name or str(uid))
+    main_user = "mongodb" if info.family == "mongo" else (name or str(uid))
     me = name or str(uid)
     started = view.now - view.uptime_s
     self_cmd = " ".join(argv)

@@ -431,7 +431,7 @@ def _top(view: HostView, argv: list[str]) -> ExecResult:
         "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
     ]
     for u, pid, _pp, cpu, mem, vsz, rss, _tty, stat, _st, cs, cmd, _w in sorted(procs, key=lambda p: -p[3])[:25]:
-        comm = cmd.split()[0].rsplit("/", 1)[-1] if not cmd.startswith("[") else cmd.strip("[]")
+        comm = cmd.split()[0].rsplit("/", 1)[-1].rstrip(":") if not cmd.startswith("[") else cmd.strip("[]")
         out.append(f"{pid:>7} {u[:8]:<8}  20   0 {vsz:>7} {rss:>6} {rss // 3:>6} {stat[0]} {cpu:5.1f} {mem:5.1f} {int(cs) // 60:>6}:{int(cs) % 60:02d}.{int(cs * 100) % 100:02d} {comm[:15]}")
     return ExecResult("\n".join(out) + "\n", 0)
 

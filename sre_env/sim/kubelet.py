@@ -26,6 +26,8 @@ __all__ = ["ContainerRuntime", "PodRuntime", "run_kubelets", "MAX_BACKOFF_S"]
 Obj = dict[str, Any]
 MAX_BACKOFF_S = 300.0
 INITIAL_BACKOFF_S = 10.0
+#: how often a failing readiness probe's Unhealthy event is re-recorded (its count grows)
+_READINESS_EVENT_EVERY_S = 60.0
 NEVER = float("inf")
 
 
@@ -237,12 +239,27 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
             probe_delay = _probe_initial_delay(spec)
             if ctr.started_at is not None and now < ctr.started_at + probe_delay:
                 nxt = min(nxt, ctr.started_at + probe_delay)
-            if _liveness_fails(spec, ctr, now):
-                world.event(pod, "Warning", "Unhealthy", f"Liveness probe failed: {_probe_failure_text(spec.get('livenessProbe'))}", "kubelet")
-                world.event(pod, "Normal", "Killing", f"Container {ctr.name} failed liveness probe, will be restarted", "kubelet")
-                ctr.exit_at = now
-                ctr.outcome = StartOutcome(exit_after=0, exit_code=2, reason="Error")
-                continue
+            live = spec.get("livenessProbe")
+            if live and ctr.started_at is not None:
+                if _liveness_fails(spec, ctr, now):
+                    text = f"Liveness probe failed: {_probe_failure_text(live, rt.ip)}"
+                    # one Unhealthy per failed probe (folded into a count), then the kill
+                    for _ in range(max(int(live.get("failureThreshold", 3)), 1)):
+                        world.event(pod, "Warning", "Unhealthy", text, "kubelet")
+                    world.event(pod, "Normal", "Killing", f"Container {ctr.name} failed liveness probe, will be restarted", "kubelet")
+                    ctr.exit_at = now
+                    ctr.outcome = StartOutcome(exit_after=0, exit_code=2, reason="Error")
+                    continue
+                deadline = _liveness_deadline(live, ctr)
+                if now < deadline:
+                    nxt = min(nxt, deadline)
+            ready_probe = spec.get("readinessProbe")
+            if ready_probe and not ctr.ready and ctr.started_at is not None and now >= ctr.started_at + float(ready_probe.get("initialDelaySeconds", 0)):
+                # the prober keeps failing every period; the recorder folds repeats into a count
+                period = max(float(ready_probe.get("periodSeconds", 10)), 1.0)
+                _event_once(world, pod, ctr, "readiness", "Warning", "Unhealthy", f"Readiness probe failed: {_probe_failure_text(ready_probe, rt.ip)}", _READINESS_EVENT_EVERY_S)
+                if ctr.serve_at is None or now >= ctr.serve_at:
+                    nxt = min(nxt, ctr.last_event_at["readiness"] + max(period, _READINESS_EVENT_EVERY_S))
             return nxt
         if st == "backoff":
             if now < ctr.wake_at:
@@ -354,9 +371,14 @@ def _enter_backoff(world: "World", pod: Obj, ctr: ContainerRuntime) -> None:
     if ran > 600:
         ctr.crashes = 0
     ctr.crashes += 1
-    delay = min(INITIAL_BACKOFF_S * 2 ** (ctr.crashes - 1), MAX_BACKOFF_S)
     ctr.state = "backoff"
     ctr.since = now
+    if ctr.crashes == 1:
+        # The kubelet's back-off has no entry for this container yet: it restarts
+        # it at once and only then starts the 10 s, 20 s, 40 s ... 5 min curve.
+        ctr.wake_at = now
+        return
+    delay = min(INITIAL_BACKOFF_S * 2 ** (ctr.crashes - 2), MAX_BACKOFF_S)
     ctr.wake_at = now + delay
     ctr.waiting_reason = "CrashLoopBackOff"
     ctr.waiting_message = f"back-off {int(delay) // 60}m{int(delay) % 60}s restarting failed container={ctr.name} pod={pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})" if delay >= 60 else f"back-off {int(delay)}s restarting failed container={ctr.name} pod={pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})"
@@ -397,15 +419,19 @@ def _probe_ready(spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
     return ctr.serving(now) and port == ctr.listen_port
 
 
+def _liveness_deadline(probe: Obj, ctr: ContainerRuntime) -> float:
+    """When a probe failing from the start has failed ``failureThreshold`` times in a row."""
+    delay = float(probe.get("initialDelaySeconds", 0))
+    period = float(probe.get("periodSeconds", 10))
+    threshold = int(probe.get("failureThreshold", 3))
+    return (ctr.started_at or 0.0) + delay + period * threshold
+
+
 def _liveness_fails(spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
     probe = spec.get("livenessProbe")
     if not probe or ctr.started_at is None:
         return False
-    delay = float(probe.get("initialDelaySeconds", 0))
-    period = float(probe.get("periodSeconds", 10))
-    threshold = int(probe.get("failureThreshold", 3))
-    deadline = ctr.started_at + delay + period * threshold
-    if now < deadline:
+    if now < _liveness_deadline(probe, ctr):
         return False
     if "exec" in probe:
         return not ctr.serving(now)
@@ -413,13 +439,21 @@ def _liveness_fails(spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
     return not (ctr.serving(now) and port == ctr.listen_port)
 
 
-def _probe_failure_text(probe: Obj | None) -> str:
+def _probe_failure_text(probe: Obj | None, ip: str = "") -> str:
+    """The prober's output for a probe whose port has no listener (the kubelet's wording)."""
     if not probe:
         return ""
     if "httpGet" in probe:
-        return f'Get "http://{{pod-ip}}:{probe["httpGet"].get("port")}{probe["httpGet"].get("path", "/")}": dial tcp: connect: connection refused'
+        get = probe["httpGet"]
+        host = get.get("host") or ip
+        port = get.get("port")
+        scheme = str(get.get("scheme", "HTTP")).lower()
+        return f'Get "{scheme}://{host}:{port}{get.get("path", "/")}": dial tcp {host}:{port}: connect: connection refused'
     if "tcpSocket" in probe:
-        return f"dial tcp :{probe['tcpSocket'].get('port')}: connect: connection refused"
+        host = probe["tcpSocket"].get("host") or ip
+        return f"dial tcp {host}:{probe['tcpSocket'].get('port')}: connect: connection refused"
+    if "grpc" in probe:
+        return f'timeout: failed to connect service "{ip}:{probe["grpc"].get("port")}" within 1s: context deadline exceeded'
     return "command failed"
 
 
