@@ -158,9 +158,9 @@ def test_bench_missing_script(capsys, monkeypatch, tmp_path):
     assert code == 2 and "no benchmark script" in err
 
 
-def test_bench_runs_the_script_with_its_arguments(capsys, monkeypatch, tmp_path):
+def test_bench_runs_the_script_with_its_arguments(capfd, monkeypatch, tmp_path):
     script = tmp_path / "bench_env.py"
     script.write_text("import sys\nprint('bench args', sys.argv[1:])\nsys.exit(3)\n")
     monkeypatch.setattr(cli, "BENCH_SCRIPT", script)
     assert main(["bench", "--episodes", "2", "-h"]) == 3
-    assert "bench args ['--episodes', '2', '-h']" in capsys.readouterr().out
+    assert "bench args ['--episodes', '2', '-h']" in capfd.readouterr().out

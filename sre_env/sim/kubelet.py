@@ -248,7 +248,8 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
                         world.event(pod, "Warning", "Unhealthy", text, "kubelet")
                     world.event(pod, "Normal", "Killing", f"Container {ctr.name} failed liveness probe, will be restarted", "kubelet")
                     ctr.exit_at = now
-                    ctr.outcome = StartOutcome(exit_after=0, exit_code=2, reason="Error")
+                    # SIGTERM to a process without a handler: 128 + 15
+                    ctr.outcome = StartOutcome(exit_after=0, exit_code=143, reason="Error")
                     continue
                 deadline = _liveness_deadline(live, ctr)
                 if now < deadline:

@@ -96,6 +96,8 @@ def schedule_pending(world: "World") -> None:
             continue
         cpu, mem = pod_requests(pod)
         fits: list[tuple[float, str]] = []
+        #: nodes that failed only for lack of resources (preemption could help there)
+        resource_only = 0
         selector = pod["spec"].get("nodeSelector") or {}
         for n in nodes:
             name = n["metadata"]["name"]
@@ -114,24 +116,27 @@ def schedule_pending(world: "World") -> None:
             if any(labels.get(k) != v for k, v in selector.items()):
                 reasons["node(s) didn't match Pod's node affinity/selector"] += 1
                 continue
+            # NodeResourcesFit runs before VolumeBinding and reports every short resource
+            free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
+            free_mem = memory_bytes(alloc["memory"]) - used[name][1]
+            short = [r for r, bad in (("Too many pods", used[name][2] >= int(alloc.get("pods", 110))), ("Insufficient cpu", cpu > free_cpu), ("Insufficient memory", mem > free_mem)) if bad]
+            if short:
+                for r in short:
+                    reasons[r] += 1
+                resource_only += 1
+                continue
             if required_node is not None and required_node != name:
                 reasons["node(s) had volume node affinity conflict"] += 1
                 continue
-            free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
-            free_mem = memory_bytes(alloc["memory"]) - used[name][1]
-            if cpu > free_cpu:
-                reasons["Insufficient cpu"] += 1
-                continue
-            if mem > free_mem:
-                reasons["Insufficient memory"] += 1
-                continue
-            if used[name][2] >= int(alloc.get("pods", 110)):
-                reasons["Too many pods"] += 1
-                continue
             fits.append((-(free_cpu - cpu) / max(cpu_millicores(alloc["cpu"]), 1), name))
         if not fits:
-            parts = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
-            preempt = f"preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling."
+            # FitError sorts the "<count> <reason>" strings themselves, as does the preemption summary
+            parts = ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
+            hopeless = len(nodes) - resource_only
+            pre = sorted(
+                f"{n} {why}" for n, why in ((hopeless, "Preemption is not helpful for scheduling"), (resource_only, "No preemption victims found for incoming pod")) if n
+            )
+            preempt = f"preemption: 0/{len(nodes)} nodes are available: {', '.join(pre)}."
             _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}. {preempt}")
             continue
         fits.sort()

@@ -32,6 +32,7 @@ from .network import resolve_route
 from .nodes import HostNode
 from .podenv import resolve_env
 from .scheduler import schedule_pending
+from .statefulsets import reconcile_statefulsets
 from .store import ObjectStore
 from .traffic import TickResult, TrafficPlan, compile_plan, run_traffic
 
@@ -412,6 +413,7 @@ class World:
         dirty = self.store.take_dirty()
         if dirty:
             reconcile_all(self, dirty)
+            self._reconcile_statefulsets(dirty)
             if any(k in ("Pod", "Node", "PersistentVolumeClaim") for k, _, _ in dirty) or any(k == "Pod" for k, _, _ in self.store.dirty):
                 schedule_pending(self)
         if run_kubelets(self):
@@ -426,6 +428,21 @@ class World:
             self._scrape()
             self._next_scrape = self.clock.now + SCRAPE_S
         self.store.prune_events()
+
+    def _reconcile_statefulsets(self, dirty: dict[tuple[str, str, str], None]) -> None:
+        only: set[tuple[str, str]] = set()
+        for kind, ns, name in dirty:
+            if kind == "StatefulSet":
+                only.add((ns, name))
+            elif kind == "Pod":
+                pod = self.store.find("Pod", name, ns)
+                ref = next((r for r in (pod["metadata"].get("ownerReferences") or ()) if r.get("kind") == "StatefulSet"), None) if pod else None
+                if ref:
+                    only.add((ns, ref["name"]))
+                elif pod is None and name.rsplit("-", 1)[-1].isdigit():
+                    only.add((ns, name.rsplit("-", 1)[0]))
+        if only:
+            reconcile_statefulsets(self, only)
 
     def _any_runtime_transition(self) -> bool:
         now = self.clock.now
