@@ -11,10 +11,10 @@ from sre_env.sim.apps.base import AppSpec
 __all__ = ["affected_requests", "user_report"]
 
 _FEATURES = {
-    "search_hotels": "searching for hotels",
+    "search_hotels": "hotel search",
     "recommend": "hotel recommendations",
-    "user_login": "logging in",
-    "reserve": "making a reservation",
+    "user_login": "login",
+    "reserve": "reservations",
 }
 
 

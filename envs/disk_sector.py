@@ -70,7 +70,7 @@ class DiskSector(Scenario):
             summary=(
                 f"Latent sector errors on /dev/{v['device']} of {v['node']}: reads of a few sectors fail with EIO. "
                 f"{v['database']} keeps its data there (local volume), so WiredTiger hits read errors and mongod aborts "
-                f"in a loop; {', '.join(v['callers'])} fail on it."
+                f"in a loop; {', '.join(v['callers'])} {'fails' if len(v['callers']) == 1 else 'fail'} on it."
             ),
             details={"node": v["node"], "device": f"/dev/{v['device']}", "sectors": list(v["sectors"]), "database": v["database"], "pvc": v["pvc"]},
             affected=tuple([f"deployment/{v['database']}"] + [f"deployment/{c}" for c in v["callers"]]),

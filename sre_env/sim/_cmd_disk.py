@@ -300,6 +300,9 @@ def _cpu_block(vals: tuple[float, ...]) -> str:
     return "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n" + " " * 7 + "".join(f"  {v:6.2f}" for v in vals) + "\n"
 
 
+_IOSTAT_USAGE = "Usage: iostat [ options ] [ <interval> [ <count> ] ]\nOptions are:\n[ -c ] [ -d ] [ -h ] [ -k | -m ] [ -N ] [ -s ] [ -t ] [ -V ] [ -x ] [ -y ] [ -z ]\n[ { -f | +f } <directory> ] [ -j { ID | LABEL | PATH | UUID | ... } ]\n[ --dec={ 0 | 1 | 2 } ] [ --human ] [ --pretty ] [ -o JSON ]\n[ [ -H ] -g <group_name> ] [ -p [ <device> [,...] | ALL ] ]\n[ <device> [...] | ALL ] [ --debug ]\n"
+
+
 def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
     ext = cpu_only = dev_only = False
     kb = True
@@ -310,7 +313,7 @@ def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
             if a.startswith("--"):
                 if a in ("--human", "--pretty"):
                     continue
-                return ExecResult(f"Usage: iostat [ options ] [ <interval> [ <count> ] ]\nOptions are:\n[ -c ] [ -d ] [ -h ] [ -k | -m ] [ -N ] [ -s ] [ -t ] [ -V ] [ -x ] [ -y ] [ -z ]\n[ { -f | +f } <directory> ] [ -j { ID | LABEL | PATH | UUID | ... } ]\n[ --dec={ 0 | 1 | 2 } ] [ --human ] [ --pretty ] [ -o JSON ]\n[ [ -H ] -g <group_name> ] [ -p [ <device> [,...] | ALL ] ]\n[ <device> [...] | ALL ] [ --debug ]\n", 1)
+                return ExecResult(_IOSTAT_USAGE, 1)
             for c in a[1:]:
                 if c == "x":
                     ext = True
@@ -323,7 +326,7 @@ def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
                 elif c in "kthyzNs":
                     continue
                 else:
-                    return ExecResult(f"Usage: iostat [ options ] [ <interval> [ <count> ] ]\nOptions are:\n[ -c ] [ -d ] [ -h ] [ -k | -m ] [ -N ] [ -s ] [ -t ] [ -V ] [ -x ] [ -y ] [ -z ]\n[ { -f | +f } <directory> ] [ -j { ID | LABEL | PATH | UUID | ... } ]\n[ --dec={ 0 | 1 | 2 } ] [ --human ] [ --pretty ] [ -o JSON ]\n[ [ -H ] -g <group_name> ] [ -p [ <device> [,...] | ALL ] ]\n[ <device> [...] | ALL ] [ --debug ]\n", 1)
+                    return ExecResult(_IOSTAT_USAGE, 1)
         elif a.isdigit():
             nums.append(int(a))
         else:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from ._cmd_common import parse_iso_safe, partition, stable_hash
-from .nodes import BOOT_OFFSET_S, Disk, HostNode
+from .nodes import Disk, HostNode
 
 __all__ = ["KLine", "kernel_log", "LEVELS", "ata_port", "scsi_host", "PART_START"]
 

@@ -9,7 +9,6 @@ tool the image ships (busybox applets vs. curl / netcat-openbsd).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..backend import ExecResult
 from ._cmd_common import stable_hash

@@ -186,7 +186,9 @@ def _head_tail(args: list[str], text: str, tail: bool) -> ExecResult:
             k = int(a[2:].lstrip("+-"))
         elif a.startswith("-") and a[1:].isdigit():
             k = int(a[1:])
-    lines = text.splitlines()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     sel = (lines[-k:] if k else []) if tail else lines[:k]
     return ExecResult("".join(ln + "\n" for ln in sel), 0)
 

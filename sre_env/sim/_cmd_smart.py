@@ -453,7 +453,8 @@ def smartctl(node: HostNode, now: float, argv: list[str]) -> ExecResult:
     path = dev if dev.startswith("/") else f"/dev/{dev}"
     disk = node.disk(path) if path.startswith("/dev/sd") or path.startswith("/dev/nvme") else None
     if disk is None:
-        return ExecResult(_banner(node) + f"\nSmartctl open device: {path} failed: No such device\n" if path.startswith("/dev/") else _banner(node) + f"\nSmartctl open device: {path} failed: No such file or directory\n", 2)
+        why = "No such device" if path.startswith(("/dev/sd", "/dev/nvme")) else "No such file or directory"
+        return ExecResult(_banner(node) + f"\nSmartctl open device: {path} failed: {why}\n", 2)
     for lg in logs:
         if lg.split(",")[0] not in {"error", "xerror", "selftest", "xselftest", "selective", "directory", "scttemp", "sctstatus", "devstat", "sataphy", "background", "ssd"}:
             return _usage_error(node, f'INVALID ARGUMENT TO -l: {lg}\n=======> VALID ARGUMENTS ARE: error, selftest, selective, directory[,g|s], xerror[,N][,error], xselftest[,N][,selftest], background, sasphy[,reset], sataphy[,reset], scttemp[sts,hist], scttempint,N[,p], scterc[,N,M][,p|reset], devstat[,N], defects[,N], ssd, gplog,N[,RANGE], smartlog,N[,RANGE], nvmelog,N,SIZE\n')

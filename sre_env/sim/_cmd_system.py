@@ -901,7 +901,19 @@ def crictl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[st
     if sub in ("version",):
         return ExecResult("Version:  0.1.0\nRuntimeName:  containerd\nRuntimeVersion:  v1.7.24\nRuntimeApiVersion:  v1\n", 0)
     if sub in ("info", "inspect", "inspectp", "logs", "stats", "exec"):
+        ids = [a for a in args[1:] if not a.startswith("-")]
+        if not ids:
+            return ExecResult(f"FATA[0000] {sub}: ID cannot be empty\n", 1)
+        match = next(((p, st) for p, _s, st in running_containers(pods, include_exited=True) if container_id(p, st).startswith(ids[0])), None)
+        if match is None:
+            return ExecResult(f'FATA[0000] getting the status of the container "{ids[0]}": rpc error: code = NotFound desc = an error occurred when try to find container "{ids[0]}": not found\n', 1)
+        p, st = match
+        meta = p.get("metadata") or {}
+        cid = container_id(p, st)
         if sub == "logs":
-            return ExecResult("crictl logs: the container log is read through `kubectl logs` in this environment\n", 1)
-        return ExecResult(f'FATA[0000] {sub}: ID cannot be empty\n' if len(args) < 2 else f'FATA[0000] getting status of container "{args[1]}": rpc error: code = NotFound desc = an error occurred when try to find container "{args[1]}": not found\n', 1)
+            # the log files live with the API server's log model, not on this simulated disk
+            path = f"/var/log/pods/{meta.get('namespace', '')}_{meta.get('name', '')}_{meta.get('uid', '')}/{st.get('name', '')}/{st.get('restartCount', 0)}.log"
+            return ExecResult(f'FATA[0000] failed to try resolving symlinks in path "{path}": lstat {path}: no such file or directory\n', 1)
+        state = "CONTAINER_RUNNING" if "running" in (st.get("state") or {}) else "CONTAINER_EXITED"
+        return ExecResult(f'{{\n  "status": {{\n    "id": "{cid}",\n    "metadata": {{\n      "attempt": {st.get("restartCount", 0)},\n      "name": "{st.get("name", "")}"\n    }},\n    "state": "{state}",\n    "image": {{\n      "image": "{st.get("image", "")}"\n    }}\n  }}\n}}\n', 0)
     return ExecResult(f"No help topic for '{sub}'\n", 3)

@@ -11,7 +11,7 @@ raises.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from ..backend import ExecResult
 from ._cmd_common import date_cmd, human_busybox, human_df, load_average, stable_hash, wall

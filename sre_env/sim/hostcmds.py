@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from ..backend import ExecResult
-from ._cmd_common import date_cmd, human_df, parse_iso_safe, running_containers, stable_hash, wall
+from ._cmd_common import date_cmd, human_df, running_containers, stable_hash, wall
 from ._cmd_disk import container_id, df, diskstats, iostat, lsblk, mount_lines
 from ._cmd_journal import dmesg, journalctl
 from ._cmd_sh import run_script

@@ -295,7 +295,7 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
                 exit_code=2,
                 reason="Error",
                 serve_after=None,
-                log_events=outcome.log_events[:2]
+                log_events=((0.0, "startup", (("partial", True),)), (0.2, "config", ()))
                 + ((9.0, "dependency_error", (("target", target), ("error", error))), (10.0, "fatal_assertion", (("error", error if "mongo" not in target else "no reachable servers"),))),
                 memory_mib=outcome.memory_mib / 2,
             )

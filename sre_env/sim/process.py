@@ -66,11 +66,13 @@ def start_outcome(component: Component | None, container: dict[str, Any], env: d
             reason="StartError",
             serve_after=None,
         )
-    events: list[tuple[float, str, tuple[tuple[str, Any], ...]]] = [(0.0, "startup", ())]
+    # the first line a binary prints, before it reads its configuration
+    first_line: tuple[float, str, tuple[tuple[str, Any], ...]] = (0.0, "startup", (("partial", True),))
     for var in component.required_env:
         if not env.get(var):
-            events.append((0.4, "missing_env", (("var", var),)))
-            return StartOutcome(exit_after=1.0, exit_code=1, reason="Error", serve_after=None, log_events=tuple(events), memory_mib=6.0)
+            events = (first_line, (0.4, "missing_env", (("var", var),)))
+            return StartOutcome(exit_after=1.0, exit_code=1, reason="Error", serve_after=None, log_events=events, memory_mib=6.0)
+    events: list[tuple[float, str, tuple[tuple[str, Any], ...]]] = [(0.0, "startup", ())]
     limit = (container.get("resources") or {}).get("limits", {}).get("memory")
     try:
         limit_b = memory_bytes(limit) if limit else None
@@ -86,7 +88,7 @@ def start_outcome(component: Component | None, container: dict[str, Any], env: d
             exit_code=137,
             reason="OOMKilled",
             serve_after=None,
-            log_events=tuple(events[:2]),
+            log_events=(first_line, (0.2, "config", ())),
             memory_mib=limit_b / 1024 / 1024,
         )
     return StartOutcome(serve_after=component.startup_s, log_events=tuple(events), listen_port=component.listen_port, memory_mib=component.memory_mib)

@@ -253,6 +253,10 @@ class World:
     # ------------------------------------------------------------------ lookups used by layers
     def event(self, obj: Obj, type_: str, reason: str, message: str, source: str) -> None:
         self.store.record_event(obj, type_, reason, message, source)
+        if source == "kubelet" and type_ == "Warning" and obj.get("kind") == "Pod":
+            host = self.hosts.get(obj["spec"].get("nodeName", ""))
+            if host is not None:
+                host.journal.append((self.clock.now, "kubelet", _klog_line(self.clock.now, obj, reason, message)))
 
     def node_ready(self, name: str) -> bool:
         host = self.hosts.get(name)
@@ -397,7 +401,7 @@ class World:
             fields.setdefault("service", comp.name)
             fields.setdefault("port", comp.listen_port)
         variant = int(hashlib.blake2b(f"{self.variant_seed}/{pod['metadata']['uid']}/{len(ctr.log)}/{event}".encode(), digest_size=4).hexdigest(), 16)
-        if event == "startup":
+        if event == "startup" and not fields.get("partial"):
             lines = logfmt.component_startup_lines(dialect, t, fields, variant)
         else:
             lines = [logfmt.render(dialect, event, t, fields, variant)]
@@ -716,6 +720,17 @@ _NOTABLE = ("ERR", "error", "Error", "FTL", "PNC", "panic", "fatal", "Fatal", '"
 def is_notable(line: str) -> bool:
     """Warning- and error-level lines (what a log dashboard's error panel shows)."""
     return any(k in line for k in _NOTABLE)
+
+
+def _klog_line(t: float, pod: Obj, reason: str, message: str) -> str:
+    """The kubelet's own log line for a pod sync failure (klog header, structured fields)."""
+    stamp = iso(t)
+    head = f"E{stamp[5:7]}{stamp[8:10]} {stamp[11:19]}.{int(t * 1e6) % 1_000_000:06d}     870 pod_workers.go:1301]"
+    ref = f'pod="{pod["metadata"]["namespace"]}/{pod["metadata"]["name"]}" podUID="{pod["metadata"]["uid"]}"'
+    msg = message.replace('"', '\\"')
+    if reason == "BackOff":
+        return f'{head} "Error syncing pod, skipping" err="failed to \\"StartContainer\\" with CrashLoopBackOff: \\"{msg}\\"" {ref}'
+    return f'{head} "Error syncing pod, skipping" err="{reason}: {msg}" {ref}'
 
 
 def _node_conditions(host: HostNode, now: float, old: list[Obj]) -> list[Obj]:
