@@ -107,7 +107,8 @@ class DiskSector(Scenario):
             ),
             "sleep 30",
             f"kubectl get pods -n {ns} -o wide",
-            f"kubectl delete pod -n default -l app.kubernetes.io/managed-by=kubectl-debug --ignore-not-found",
+            # kubectl debug leaves its (completed) pod behind: clean it up
+            "kubectl delete pods -n default --field-selector=status.phase==Succeeded",
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:

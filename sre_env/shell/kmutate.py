@@ -63,7 +63,7 @@ def single_target(k: K, args: list[str], verb: str) -> tuple[KindInfo, str]:
     return pairs[0]
 
 
-def _targets(k: K, args: list[str], verb: str, selector: str | None = None, allow_all: bool = False) -> list[tuple[KindInfo, Obj]]:
+def _targets(k: K, args: list[str], verb: str, selector: str | None = None, allow_all: bool = False, field_selector: str | None = None) -> list[tuple[KindInfo, Obj]]:
     """Resolve ``TYPE NAME...``, ``TYPE/NAME...`` or ``TYPE -l sel`` to objects (NotFound printed)."""
     if not args:
         raise UsageError("you must provide one or more resources by argument or filename", verb, flag_error=False)
@@ -77,11 +77,13 @@ def _targets(k: K, args: list[str], verb: str, selector: str | None = None, allo
                         out.append((info, k.api.get(info.kind, n, ns)))
                     except ApiError as exc:
                         k.fail(str(exc))
-            elif selector is not None or allow_all:
+            elif selector is not None or allow_all or field_selector is not None:
                 try:
-                    out += [(info, o) for o in k.api.list(info.kind, ns, selector or None)]
+                    out += [(info, o) for o in k.api.list(info.kind, ns, selector or None, field_selector or None)]
                 except ValueError as exc:
                     raise KubectlError(str(exc)) from None
+                except ApiError as exc:
+                    raise KubectlError(exc.message) from None
             else:
                 raise UsageError("resource(s) were provided, but no name was specified", verb, flag_error=False)
     return out
@@ -447,10 +449,10 @@ def cmd_delete(k: K) -> None:
     else:
         if not p.args:
             raise UsageError("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'", "delete", flag_error=False)
-        if len(p.args) == 1 and "/" not in p.args[0] and not o.get("selector") and not o.get("all"):
+        if len(p.args) == 1 and "/" not in p.args[0] and not o.get("selector") and not o.get("all") and not o.get("field-selector"):
             raise KubectlError("resource(s) were provided, but no name was specified")
-        targets = _targets(k, p.args, "delete", o.get("selector"), bool(o.get("all")))
-        if not targets and not k.err and (o.get("selector") or o.get("all")):
+        targets = _targets(k, p.args, "delete", o.get("selector"), bool(o.get("all")), o.get("field-selector"))
+        if not targets and not k.err and (o.get("selector") or o.get("all") or o.get("field-selector")):
             k.err.append("No resources found\n")
     force = bool(o.get("force")) and o.get("grace-period") in (0, "0")
     if o.get("force") and not force:

@@ -39,18 +39,21 @@ def norm_unit(u: str) -> str:
 def _fmt_dmesg(lines: list[KLine], node: HostNode, now: float, ctime: bool, notime: bool, decode: bool, raw: bool) -> str:
     out = []
     boot_sim = now - node.uptime(now)
-    stamps: dict[int, str] = {}
+    stamps: dict[float, str] = {}
     for up, lvl, text in lines:
         if notime:
             prefix = ""
         elif ctime:
             sec = int(boot_sim + up)
-            prefix = stamps.get(sec)
+            prefix = stamps.get(-sec - 1)
             if prefix is None:
                 dt = wall(node, sec)
-                prefix = stamps[sec] = f"[{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S %Y}] "
+                prefix = stamps[-sec - 1] = f"[{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S %Y}] "
         else:
-            prefix = f"[{int(up):5d}.{int(round((up - int(up)) * 1e6)) % 1000000:06d}] "
+            prefix = stamps.get(up)
+            if prefix is None:
+                us = int(round(up * 1e6))
+                prefix = stamps[up] = f"[{us // 1000000:5d}.{us % 1000000:06d}] "
         if raw:
             prefix = f"<{lvl}>" + prefix
         elif decode:

@@ -849,9 +849,15 @@ def timedatectl(node: HostNode, now: float) -> ExecResult:
 
 # --------------------------------------------------------------------------- crictl
 
-def crictl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
-    from ..shell.tabwriter import tabwrite
+def tabwrite(text: str, minwidth: int, padding: int) -> str:
+    """Go tabwriter alignment for one block of tab-separated rows (crictl: minwidth 20, padding 3)."""
+    rows = [ln.split("\t") for ln in text.split("\n")]
+    ncol = max(len(r) for r in rows)
+    widths = [max(minwidth, max((len(r[k]) for r in rows if k < len(r) - 1), default=0) + padding) for k in range(ncol)]
+    return "\n".join("".join(c.ljust(widths[k]) if k < len(r) - 1 else c for k, c in enumerate(r)) for r in rows)
 
+
+def crictl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
     args = argv[1:]
     if not args:
         return ExecResult("NAME:\n   crictl - client for CRI\n\nUSAGE:\n   crictl [global options] command [command options]\n\nCOMMANDS:\n   ps        List containers\n   pods      List pods\n   images    List images\n   logs      Fetch the logs of a container\n", 0)

@@ -267,14 +267,17 @@ def _deployment_status(world: "World", dep: Obj, new_rs: Obj, old: list[Obj], de
 def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = None) -> None:
     store = world.store
     pods_by_owner: dict[str, list[Obj]] = {}
+    orphans: dict[str, list[Obj]] = {}
     for pod in store.iter("Pod"):
         uid = owner_uid(pod)
         if uid:
             pods_by_owner.setdefault(uid, []).append(pod)
+        elif not pod["metadata"].get("deletionTimestamp"):
+            orphans.setdefault(pod["metadata"]["namespace"], []).append(pod)
     for rs in store.list("ReplicaSet"):
         if only is not None and (rs["metadata"]["namespace"], rs["metadata"]["name"]) not in only:
             continue
-        pods = pods_by_owner.get(rs["metadata"]["uid"], [])
+        pods = _claim_pods(world, rs, pods_by_owner.get(rs["metadata"]["uid"], []), orphans.get(rs["metadata"]["namespace"], []))
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") not in ("Failed", "Succeeded")]
         want = int(rs["spec"].get("replicas", 0))
         if len(live) < want and not rs["metadata"].get("deletionTimestamp"):
@@ -300,6 +303,30 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
             if not status[k]:
                 del status[k]
         _set_status(world, rs, status)
+
+
+def _claim_pods(world: "World", rs: Obj, owned: list[Obj], orphans: list[Obj]) -> list[Obj]:
+    """The controller ref manager: release owned pods the selector no longer matches, adopt matching orphans."""
+    match = ((rs["spec"].get("selector") or {}).get("matchLabels")) or {}
+    out = []
+    for p in owned:
+        if match_labels(match, p["metadata"].get("labels")):
+            out.append(p)
+        else:
+            # relabelled out of the selector: orphaned, no longer counted (and no longer collected)
+            p["metadata"]["ownerReferences"] = [r for r in p["metadata"]["ownerReferences"] if not r.get("controller")] or None
+            if p["metadata"]["ownerReferences"] is None:
+                del p["metadata"]["ownerReferences"]
+            world.store.touch(p)
+    if rs["metadata"].get("deletionTimestamp"):
+        return out
+    for p in list(orphans):
+        if match_labels(match, p["metadata"].get("labels")):
+            p["metadata"].setdefault("ownerReferences", []).append(_owner_ref(rs))
+            world.store.touch(p)
+            orphans.remove(p)
+            out.append(p)
+    return out
 
 
 # --------------------------------------------------------------------------- garbage collector
@@ -336,6 +363,7 @@ def reconcile_endpoints(world: "World", dirty: dict[tuple[str, str, str], None] 
     if dirty is not None:
         only = set()
         changed_labels: dict[str, list[dict[str, str]]] = {}
+        changed_pods: dict[str, set[str]] = {}
         whole_ns: set[str] = set()
         for kind, ns, name in dirty:
             if kind == "Service":
@@ -346,6 +374,7 @@ def reconcile_endpoints(world: "World", dirty: dict[tuple[str, str, str], None] 
                     whole_ns.add(ns)
                 else:
                     changed_labels.setdefault(ns, []).append(pod["metadata"].get("labels") or {})
+                    changed_pods.setdefault(ns, set()).add(name)
         if not only and not changed_labels and not whole_ns:
             return
         for svc in store.iter("Service"):
@@ -353,7 +382,19 @@ def reconcile_endpoints(world: "World", dirty: dict[tuple[str, str, str], None] 
             sel = (svc["spec"].get("selector") or {}).items()
             if ns in whole_ns or any(sel and sel <= labels.items() for labels in changed_labels.get(ns, ())):
                 only.add((ns, svc["metadata"]["name"]))
+            elif sel and ns in changed_pods and _endpoints_list_any(store.find("Endpoints", svc["metadata"]["name"], ns), changed_pods[ns]):
+                # a pod that no longer matches (relabelled) must leave the Endpoints it is in
+                only.add((ns, svc["metadata"]["name"]))
     _reconcile_endpoints(world, only)
+
+
+def _endpoints_list_any(ep: Obj | None, pod_names: set[str]) -> bool:
+    for sub in (ep or {}).get("subsets") or ():
+        for key in ("addresses", "notReadyAddresses"):
+            for addr in sub.get(key) or ():
+                if (addr.get("targetRef") or {}).get("name") in pod_names:
+                    return True
+    return False
 
 
 def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> None:
