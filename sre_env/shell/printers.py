@@ -457,7 +457,29 @@ def _align(rows: list[list[str]]) -> str:
     return "\n".join("".join([r[j].ljust(widths[j]) for j in range(n)]) + r[n] for r in rows)
 
 
+_YAML_CACHE: dict[str, str] = {}
+
+
 def to_yaml(obj: Any) -> str:
+    """YAML as kubectl prints it (keys sorted, block style).
+
+    PyYAML's representer is slow; the text is cached by the object's exact JSON
+    (cheap to compute), so identical objects across steps and episodes render once
+    and a changed object can never be served stale text.
+    """
+    try:
+        key = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return _dump_yaml(obj)
+    text = _YAML_CACHE.get(key)
+    if text is None:
+        if len(_YAML_CACHE) > 1024:
+            _YAML_CACHE.clear()
+        text = _YAML_CACHE[key] = _dump_yaml(obj)
+    return text
+
+
+def _dump_yaml(obj: Any) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1 << 20, allow_unicode=True)
 
 

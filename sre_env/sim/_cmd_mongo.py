@@ -140,13 +140,15 @@ class _ShellError(Exception):
 
 
 def data_disk(view: ContainerView) -> Disk | None:
-    """The node disk behind this container's data volume (approximation: a local-PV disk, failing ones first)."""
+    """The node disk behind this container's data volume (from the view; else a local-PV disk, failing ones first)."""
+    if getattr(view, "data_disk", None) is not None:
+        return view.data_disk
     uses = bool(view.component and view.component.volume_claim) or any(
         isinstance(v, dict) and "persistentVolumeClaim" in v for v in (view.pod.get("spec") or {}).get("volumes") or ()
     )
     if not uses:
         return None
-    cands = [d for d in view.node.disks[1:] if d.mountpoint.startswith("/mnt/disks")]
+    cands = [d for d in view.node.disks[1:] if d.mountpoint != "/"]
     if not cands:
         return view.node.disks[0] if view.node.disks else None
     bad = [d for d in cands if d.bad_read_fraction > 0]
@@ -155,9 +157,10 @@ def data_disk(view: ContainerView) -> Disk | None:
 
 def _io_error(view: ContainerView, script: str, coll: str) -> None:
     d = data_disk(view)
-    if d is None or d.bad_read_fraction <= 0:
+    frac = view.data_error_fraction if getattr(view, "data_disk", None) is not None else (d.bad_read_fraction if d else 0.0)
+    if d is None or frac <= 0:
         return
-    p = min(0.9, d.bad_read_fraction * 10.0)
+    p = min(0.9, frac * 10.0)
     if (stable_hash(script, int(view.now // 5), view.variant) % 10_000) / 10_000.0 >= p:
         return
     data_path = view.component.data_path if view.component else "/data/db"

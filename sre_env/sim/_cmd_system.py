@@ -50,7 +50,7 @@ Proc = tuple[str, int, int, float, float, int, int, str, str, float, float, str,
 def failing_data_disk(node: HostNode, now: float):
     """The local-PV disk currently returning read errors, if any (approximates which PV a pod uses)."""
     for d in node.disks[1:]:
-        if d.bad_read_fraction > 0 and d.mountpoint.startswith("/mnt/disks"):
+        if d.bad_read_fraction > 0 and d.mountpoint != "/":
             return d
     return None
 

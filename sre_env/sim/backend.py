@@ -152,7 +152,12 @@ class SimApi:
             r = resolve_route(world, ns, f"{hostname}:{port}")
             return None if r.ok > 0 else (r.error or "connection refused")
 
+        volumes = world.pod_volume_paths(pod)
+        data_disk = volumes[0][1] if volumes else None
+        data_error = max((disk.read_error_fraction(path) for _, disk, path in volumes), default=0.0)
         view = ContainerView(
+            data_disk=data_disk,
+            data_error_fraction=data_error,
             pod=pod,
             container=spec,
             env=env,

@@ -50,3 +50,7 @@ class ContainerView:
     connect: Callable[[str, int], str | None] | None = None
     #: files the container sees: path -> content (config files, mounted ConfigMaps/Secrets)
     files: dict[str, str] = field(default_factory=dict)
+    #: the node disk under the container's persistent volume (None: no volume)
+    data_disk: Any = None
+    #: share of reads of the volume's files that fail with EIO
+    data_error_fraction: float = 0.0

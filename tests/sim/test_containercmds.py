@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import re
 import shlex
-import time
 
 import pytest
 
@@ -288,13 +287,3 @@ def test_fuzz_never_raises():
             r = run_container_command(v, argv)
             assert isinstance(r.output, str) and isinstance(r.exit_code, int)
             assert "internal error" not in r.output, argv
-
-
-def test_typical_calls_are_fast():
-    v = _go()
-    for cmd in (["env"], ["hostname"], ["cat", "/etc/resolv.conf"], ["nc", "-zv", "geo", "8083"]):
-        run_container_command(v, cmd)
-        t0 = time.perf_counter()
-        for _ in range(50):
-            run_container_command(v, cmd)
-        assert (time.perf_counter() - t0) / 50 < 0.002, cmd

@@ -661,3 +661,20 @@ def test_liveness_probe_on_wrong_port_restarts_the_container(world, api):
     assert killing[0]["count"] == cs["restartCount"] + (1 if "waiting" in cs["state"] else 0)
     (started,) = events(api, pod["metadata"]["name"], "Started")
     assert started["count"] == cs["restartCount"] + 1
+
+
+def test_relabelled_pod_is_orphaned_and_readopted(world, api):
+    (old,) = live(api, "search")
+    rs = rs_by_revision(api, "search")[1]
+    api.patch("Pod", old["metadata"]["name"], NS, {"metadata": {"labels": {"io.kompose.service": "quarantine"}}})
+    world.advance(30)
+    orphan = api.get("Pod", old["metadata"]["name"], NS)
+    assert not orphan["metadata"].get("ownerReferences")  # released by the ReplicaSet
+    (new,) = live(api, "search")
+    assert new["metadata"]["name"] != old["metadata"]["name"] and pod_is_ready(new)
+    # label it back: adopted again, and the ReplicaSet is one over: it deletes one
+    api.patch("Pod", old["metadata"]["name"], NS, {"metadata": {"labels": {"io.kompose.service": "search"}}})
+    world.advance(2 * TICK_S)
+    ps = live(api, "search")
+    assert len(ps) == 1 and ps[0]["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
+    assert [e["message"] for e in events(api, rs["metadata"]["name"], "SuccessfulDelete")]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import pytest
 
@@ -337,13 +336,3 @@ def test_fuzz_never_raises():
         r = run_host_command(v, argv)
         assert isinstance(r.output, str) and isinstance(r.exit_code, int)
         assert "internal error" not in r.output, argv
-
-
-def test_typical_calls_are_fast():
-    v = _view()
-    for cmd in (["hostname"], ["cat", "/proc/loadavg"], ["sysctl", "net.core.somaxconn"], ["uptime"]):
-        run_host_command(v, cmd)
-        t0 = time.perf_counter()
-        for _ in range(50):
-            run_host_command(v, cmd)
-        assert (time.perf_counter() - t0) / 50 < 0.002, cmd

@@ -174,3 +174,17 @@ def test_two_replicas_share_traffic_evenly(world, api):
     pod_rps = world.last_traffic[APP.name].pod_rps
     rps = [pod_rps[uid] for uid, _ in route.servers]
     assert rps[0] == pytest.approx(rps[1]) and rps[0] > 0
+
+
+def test_relabelled_bare_pod_leaves_endpoints(world, api):
+    spec = {k: v for k, v in geo_pod(api)["spec"].items() if k != "nodeName"}
+    api.create({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "geo-debug", "namespace": NS, "labels": {"io.kompose.service": "geo"}}, "spec": spec})
+    world.advance(30)
+    assert pod_is_ready(api.get("Pod", "geo-debug", NS))
+    # no pod-template-hash: the ReplicaSet does not adopt it, but the Service selects it
+    assert not api.get("Pod", "geo-debug", NS)["metadata"].get("ownerReferences")
+    names = lambda: sorted(a["targetRef"]["name"] for a in api.get("Endpoints", "geo", NS)["subsets"][0]["addresses"])  # noqa: E731
+    assert "geo-debug" in names() and len(names()) == 2
+    api.patch("Pod", "geo-debug", NS, {"metadata": {"labels": {"io.kompose.service": "quarantined"}}})
+    world.advance(TICK_S)
+    assert names() == [geo_pod(api)["metadata"]["name"]]
