@@ -112,8 +112,9 @@ class SimApi:
             lines = list(ctr.prev_log) if ctr.prev_log else []
         else:
             if ctr is None or (ctr.started_at is None and not ctr.last_terminated):
-                reason = ctr.waiting_reason if ctr else "ContainerCreating"
-                raise ApiError.bad_request(f'container "{cname}" in pod "{name}" is waiting to start: {reason or "ContainerCreating"}')
+                reason = (ctr.waiting_reason if ctr else "") or "ContainerCreating"
+                reason = {"ErrImagePull": "image can't be pulled", "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
+                raise ApiError.bad_request(f'container "{cname}" in pod "{name}" is waiting to start: {reason}')
             lines = list(ctr.log)
         now = self.world.clock.now
         if since_seconds is not None:

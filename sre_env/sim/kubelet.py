@@ -65,6 +65,8 @@ class ContainerRuntime:
     prev_log: list = field(default_factory=list)
     pending_logs: list = field(default_factory=list)
     image_pull_failures: int = 0
+    #: the image the running instance was started from
+    image: str = ""
     last_event_at: dict = field(default_factory=dict)
 
     def serving(self, now: float) -> bool:
@@ -225,6 +227,16 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
         if st == "running":
             if ctr.pending_logs:
                 _flush_logs(world, pod, ctr)
+            if ctr.image and image != ctr.image:
+                # the pod's image was updated in place: the kubelet replaces the container at once
+                world.event(pod, "Normal", "Killing", f"Container {ctr.name} definition changed, will be restarted", "kubelet")
+                ctr.last_terminated = {"exitCode": 143, "reason": "Error", "startedAt": iso(ctr.started_at or now), "finishedAt": iso(now), "containerID": ctr.container_id}
+                ctr.ready = False
+                ctr.serve_at = ctr.exit_at = None
+                ctr.pending_logs = []
+                ctr.state, ctr.wake_at, ctr.since = "backoff", now, now
+                ctr.waiting_reason, ctr.waiting_message = "ContainerCreating", ""
+                continue
             if ctr.exit_at is not None and now >= ctr.exit_at:
                 _exit(world, pod, ctr, restart_policy)
                 continue
@@ -315,6 +327,7 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
     world.event(pod, "Normal", "Created", f"Created container {ctr.name}", "kubelet")
     world.event(pod, "Normal", "Started", f"Started container {ctr.name}", "kubelet")
     ctr.state = "running"
+    ctr.image = spec.get("image", "")
     ctr.since = now
     ctr.started_at = now
     ctr.outcome = outcome

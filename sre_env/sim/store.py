@@ -150,6 +150,7 @@ class ObjectStore:
         meta = obj["metadata"]
         old = self.get(kind, meta["name"], meta.get("namespace"))
         new = copy.deepcopy(obj)
+        _validate_update(kind, old, new)
         nmeta = new["metadata"]
         for keep in ("uid", "creationTimestamp", "namespace", "ownerReferences", "deletionTimestamp"):
             if keep in old["metadata"] and keep not in nmeta:
@@ -252,6 +253,59 @@ class ObjectStore:
 
 
 _NAMESPACED = {k.kind: k.namespaced for k in KINDS}
+
+
+def _pod_spec_mutable_view(spec: Obj) -> Obj:
+    """A pod spec with the fields an update may change blanked out."""
+    view = copy.deepcopy(spec)
+    for key in ("containers", "initContainers"):
+        for ctr in view.get(key) or ():
+            ctr.pop("image", None)
+    view.pop("activeDeadlineSeconds", None)
+    view.pop("tolerations", None)
+    view.pop("terminationGracePeriodSeconds", None)
+    return view
+
+
+def _validate_update(kind: str, old: Obj, new: Obj) -> None:
+    """The API server's immutability rules for the kinds agents most often edit."""
+    name = old["metadata"]["name"]
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    if kind == "Pod" and _pod_spec_mutable_view(old_spec) != _pod_spec_mutable_view(new_spec):
+        raise ApiError(
+            422,
+            "Invalid",
+            f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
+            "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+            "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+            "(allow it to be set to 1 if it was previously negative)",
+        )
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "selector" in old_spec:
+        if new_spec.get("selector") != old_spec.get("selector"):
+            raise ApiError(
+                422,
+                "Invalid",
+                f'{kind}.apps "{name}" is invalid: spec.selector: Invalid value: '
+                f'v1.LabelSelector{{MatchLabels:map[string]string{{{", ".join(f"{k!r}:{v!r}".replace(chr(39), chr(34)) for k, v in sorted(((new_spec.get("selector") or {}).get("matchLabels") or {}).items()))}}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: field is immutable',
+            )
+    if kind == "Service" and old_spec.get("clusterIP"):
+        if not new_spec.get("clusterIP"):
+            new.setdefault("spec", {})["clusterIP"] = old_spec["clusterIP"]
+            new["spec"].setdefault("clusterIPs", old_spec.get("clusterIPs", [old_spec["clusterIP"]]))
+        elif new_spec["clusterIP"] != old_spec["clusterIP"]:
+            raise ApiError(422, "Invalid", f'Service "{name}" is invalid: spec.clusterIPs[0]: Invalid value: []string{{"{new_spec["clusterIP"]}"}}: may not change once set')
+    if kind == "PersistentVolumeClaim":
+        strip = lambda sp: {k: v for k, v in sp.items() if k not in ("resources", "volumeName", "volumeAttributesClassName")}  # noqa: E731
+        if strip(old_spec) != strip(new_spec) and old_spec.get("volumeName"):
+            new_spec_clean = dict(new_spec)
+            if strip({**new_spec_clean, "volumeName": old_spec.get("volumeName")}) != strip(old_spec):
+                raise ApiError(
+                    422,
+                    "Invalid",
+                    f'PersistentVolumeClaim "{name}" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+                )
+        if old_spec.get("volumeName") and not new_spec.get("volumeName"):
+            new.setdefault("spec", {})["volumeName"] = old_spec["volumeName"]
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
