@@ -110,6 +110,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._t0 = 0.0
         self._history: list[dict[str, Any]] = []
         self._final_info: dict[str, Any] = {}
+        self._obs_cache: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -122,6 +123,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         backend.world.rng = np.random.default_rng([episode_seed, 2])
         backend.world.variant_seed = episode_seed % (2**31)
         self.backend = backend
+        self._obs_cache = {}
         self._t0 = backend.now
         self._steps = 0
         self._done = False
@@ -188,14 +190,25 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def _observation(self) -> dict[str, Any]:
         assert self.backend is not None
         world = self.backend.world
-        window, mask = world.metrics.window_and_mask(self._metric_names, WINDOW)
-        np.clip(window, 0.0, METRIC_MAX, out=window)
+        # alerts and metrics change only on a scrape, logs only when a line is written
+        # or time passes: reuse what was built for the same state (copies go out, so
+        # callers may keep or mutate what they get)
+        scrape_key = (id(world), world.metrics.rows)
+        if self._obs_cache.get("scrape") != scrape_key:
+            window, mask = world.metrics.window_and_mask(self._metric_names, WINDOW)
+            np.clip(window, 0.0, METRIC_MAX, out=window)
+            alerts = sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX)
+            self._obs_cache.update(scrape=scrape_key, window=window, mask=mask, alerts=alerts)
+        logs_key = (id(world), world.clock.now, len(world.notable_logs), world.notable_logs[-1] if world.notable_logs else None)
+        if self._obs_cache.get("logs_key") != logs_key:
+            self._obs_cache.update(logs_key=logs_key, logs=sanitize(self._recent_logs(), LOGS_MAX))
+        cache = self._obs_cache
         return {
             "output": sanitize(self._last_output, OUTPUT_MAX),
-            "alerts": sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX),
-            "logs": sanitize(self._recent_logs(), LOGS_MAX),
-            "metrics": window,
-            "metrics_mask": mask,
+            "alerts": cache["alerts"],
+            "logs": cache["logs"],
+            "metrics": cache["window"].copy(),
+            "metrics_mask": cache["mask"].copy(),
             "step": np.array([self._steps], dtype=np.int64),
             "time": np.array([self.backend.now - self._t0], dtype=np.float32),
         }

@@ -27,12 +27,12 @@ from .world import World
 __all__ = ["healthy_world", "developed_incident", "WARMUP_S"]
 
 WARMUP_S = 900.0
-DEVELOPED_CACHE_SIZE = 48
+#: developed incidents kept per process (~0.45 MB each)
+DEVELOPED_CACHE_SIZE = 64
 _CACHE: dict[tuple[str, ClusterLayout], bytes] = {}
 _BASELINES: dict[tuple[str, ClusterLayout], object] = {}
 _REFERENCE: dict[tuple[str, ClusterLayout], World] = {}
-#: variants seen once; a developed incident is cached from its second sighting on
-_SEEN: "OrderedDict[tuple, None]" = OrderedDict()
+
 _DEVELOPED: "OrderedDict[tuple, tuple[bytes, object]]" = OrderedDict()
 
 
@@ -97,12 +97,7 @@ def developed_incident(scenario: Any, develop_s: float, layout: ClusterLayout = 
     world.variant_seed = digest % (2**31)
     scenario.inject(backend)
     backend.advance(develop_s)
-    if key in _SEEN:
-        _DEVELOPED[key] = (backend.snapshot(), None)
-        while len(_DEVELOPED) > DEVELOPED_CACHE_SIZE:
-            _DEVELOPED.popitem(last=False)
-    else:
-        _SEEN[key] = None
-        while len(_SEEN) > 4096:
-            _SEEN.popitem(last=False)
+    _DEVELOPED[key] = (backend.snapshot(), None)
+    while len(_DEVELOPED) > DEVELOPED_CACHE_SIZE:
+        _DEVELOPED.popitem(last=False)
     return backend, baseline

@@ -67,6 +67,8 @@ class ContainerRuntime:
     image_pull_failures: int = 0
     #: the image the running instance was started from
     image: str = ""
+    #: whether the process served at the last sync (routes change when this flips)
+    was_serving: bool = False
     last_event_at: dict = field(default_factory=dict)
 
     def serving(self, now: float) -> bool:
@@ -85,7 +87,7 @@ class PodRuntime:
 
 
 def run_kubelets(world: "World") -> bool:
-    """Sync every pod that needs it; True when any pod was synced (runtime state may have moved)."""
+    """Sync every pod that needs it; True when a process started or stopped serving."""
     now = world.clock.now
     if world.store.revision == world.kubelet_rev and now < world.kubelet_wake:
         return False
@@ -99,10 +101,10 @@ def run_kubelets(world: "World") -> bool:
         if host is None or not host.kubelet_running:
             continue
         meta = pod["metadata"]
-        synced = True
         rt = world.runtimes.get(meta["uid"])
         if meta.get("deletionTimestamp"):
             _terminate(world, pod, rt)
+            synced = True
             continue
         if rt is None:
             rt = world.runtimes[meta["uid"]] = PodRuntime(uid=meta["uid"], ip=world.allocate_pod_ip(node), started=now, debug_pod=meta.get("labels", {}).get("app.kubernetes.io/managed-by") == "kubectl-debug" or meta["name"].startswith("node-debugger-"))
@@ -112,8 +114,8 @@ def run_kubelets(world: "World") -> bool:
         if rt.wake_at > now and rt.seen_rv == meta["resourceVersion"]:
             wake = min(wake, rt.wake_at)
             continue
-        _sync_pod(world, pod, rt)
-        synced = True
+        if _sync_pod(world, pod, rt):
+            synced = True
         wake = min(wake, rt.wake_at)
     world.kubelet_wake = wake
     world.kubelet_rev = world.store.revision
@@ -155,7 +157,8 @@ def _volumes_ready(world: "World", pod: Obj) -> str | None:
     return None
 
 
-def _sync_pod(world: "World", pod: Obj, rt: PodRuntime) -> None:
+def _sync_pod(world: "World", pod: Obj, rt: PodRuntime) -> bool:
+    """Advance the pod's containers; True when whether a process serves changed."""
     now = world.clock.now
     host = world.hosts[pod["spec"]["nodeName"]]
     restart_policy = pod["spec"].get("restartPolicy", "Always")
@@ -168,6 +171,13 @@ def _sync_pod(world: "World", pod: Obj, rt: PodRuntime) -> None:
     rt.wake_at = wake
     _write_status(world, pod, rt, specs)
     rt.seen_rv = pod["metadata"]["resourceVersion"]
+    changed = False
+    for ctr in rt.containers.values():
+        serving = ctr.serving(now)
+        if serving != ctr.was_serving:
+            ctr.was_serving = serving
+            changed = True
+    return changed
 
 
 def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, host: Any, mount_error: str | None, restart_policy: str) -> float:

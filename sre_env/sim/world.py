@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import io
 import pickle
+import zlib
 from collections import deque
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from . import logs as logfmt
 from .alerts import AlertState
-from .apps.base import AppSpec, Component
+from .apps.base import AppSpec, Component, register_spec
 from .cluster import ClusterLayout, DEFAULT_LAYOUT, app_manifests, make_host_nodes, namespace_object, node_object
 from .clock import SimClock, iso
 from .controllers import pod_is_ready, reconcile_all, reconcile_endpoints
@@ -400,7 +400,7 @@ class World:
         if comp is not None:
             fields.setdefault("service", comp.name)
             fields.setdefault("port", comp.listen_port)
-        variant = int(hashlib.blake2b(f"{self.variant_seed}/{pod['metadata']['uid']}/{len(ctr.log)}/{event}".encode(), digest_size=4).hexdigest(), 16)
+        variant = zlib.crc32(f"{self.variant_seed}/{pod['metadata']['uid']}/{len(ctr.log)}/{event}".encode())
         if event == "startup" and not fields.get("partial"):
             lines = logfmt.component_startup_lines(dialect, t, fields, variant)
         else:
@@ -546,7 +546,7 @@ class World:
 
     def _log_serving(self, plan: TrafficPlan, comp: str, event: str, fields: dict[str, Any]) -> None:
         now = self.clock.now
-        for uid in plan.serving.get(comp, ())[:2]:
+        for uid in plan.serving.get(comp, ())[:1]:
             rt = self.runtimes.get(uid)
             pod = self.pod_by_uid(uid)
             if rt is None or pod is None:
@@ -670,48 +670,14 @@ class World:
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
-        buf = io.BytesIO()
-        _SpecPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(self)
-        return buf.getvalue()
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
     def restore(blob: bytes) -> "World":
-        return _SpecUnpickler(io.BytesIO(blob)).load()
+        return pickle.loads(blob)
 
     def fork(self) -> "World":
         return World.restore(self.snapshot())
-
-
-# App specs are immutable and shared: pickle them by name, not by value.
-_SPEC_KEYS: dict[int, tuple[str, ...]] = {}
-_SPECS: dict[tuple[str, ...], Any] = {}
-
-
-def register_spec(app: AppSpec) -> None:
-    if ("app", app.name) in _SPECS:
-        return
-    _SPECS[("app", app.name)] = app
-    _SPEC_KEYS[id(app)] = ("app", app.name)
-    for comp in app.components:
-        _SPECS[("component", app.name, comp.name)] = comp
-        _SPEC_KEYS[id(comp)] = ("component", app.name, comp.name)
-
-
-class _SpecPickler(pickle.Pickler):
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, (AppSpec, Component)):
-            key = _SPEC_KEYS.get(id(obj))
-            if key is not None and _SPECS.get(key) is obj:
-                return key
-        return None
-
-
-class _SpecUnpickler(pickle.Unpickler):
-    def persistent_load(self, pid: Any) -> Any:
-        try:
-            return _SPECS[tuple(pid)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"app spec {pid!r} is not loaded in this process") from None
 
 
 _NOTABLE = ("ERR", "error", "Error", "FTL", "PNC", "panic", "fatal", "Fatal", '"s":"E"', '"s":"F"', '"s":"W"', "WRN", "refused", "timeout", "failed")

@@ -12,8 +12,41 @@ objects, never this spec.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Dependency", "Component", "Call", "RequestType", "AppSpec"]
+__all__ = ["Dependency", "Component", "Call", "RequestType", "AppSpec", "register_spec"]
+
+# App specs are immutable and shared by every world: snapshots pickle them by name.
+_SPEC_KEYS: dict[int, tuple[str, ...]] = {}
+_SPECS: dict[tuple[str, ...], Any] = {}
+
+
+def _load_spec(key: tuple[str, ...]) -> Any:
+    try:
+        return _SPECS[key]
+    except KeyError:
+        raise LookupError(f"app spec {key!r} is not registered in this process; import its app module first") from None
+
+
+class _PickledByName:
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        key = _SPEC_KEYS.get(id(self))
+        if key is not None and _SPECS.get(key) is self:
+            return (_load_spec, (key,))
+        return super().__reduce_ex__(protocol)
+
+
+def register_spec(app: "AppSpec") -> None:
+    """Make ``app`` and its components pickle by reference (idempotent)."""
+    key = ("app", app.name)
+    if _SPECS.get(key) is app:
+        return
+    _SPECS[key] = app
+    _SPEC_KEYS[id(app)] = key
+    for comp in app.components:
+        ckey = ("component", app.name, comp.name)
+        _SPECS[ckey] = comp
+        _SPEC_KEYS[id(comp)] = ckey
 
 
 @dataclass(frozen=True)
@@ -34,7 +67,7 @@ class Dependency:
 
 
 @dataclass(frozen=True)
-class Component:
+class Component(_PickledByName):
     name: str
     image: str
     container: str
@@ -97,7 +130,7 @@ class RequestType:
 
 
 @dataclass(frozen=True)
-class AppSpec:
+class AppSpec(_PickledByName):
     name: str
     namespace: str
     components: tuple[Component, ...]
