@@ -589,6 +589,34 @@ class World:
                     out.append((comp, uid, pod, self.pod_volume_disks(pod)))
         return out
 
+    def service_sample(self, namespace: str, service: str, t: float) -> tuple[float, float, float] | None:
+        """(requests/s, error ratio, p99 latency ms) of a service at the last scrape at or before ``t``.
+
+        The stable accessor for lazily generated telemetry (logs, traces): whatever the
+        metric storage becomes, this keeps answering.
+        """
+        return self._sample_at(t, (f"rps{{namespace={namespace},service={service}}}", f"error_ratio{{namespace={namespace},service={service}}}", f"latency_p99_ms{{namespace={namespace},service={service}}}"))
+
+    def client_sample(self, namespace: str, t: float) -> tuple[float, float, float] | None:
+        """(offered requests/s, success ratio, p99 latency ms) seen by the load generator at ``t``."""
+        return self._sample_at(t, (f"client_rps{{namespace={namespace}}}", f"client_success_ratio{{namespace={namespace}}}", f"client_latency_p99_ms{{namespace={namespace}}}"))
+
+    def _sample_at(self, t: float, names: tuple[str, str, str]) -> tuple[float, float, float] | None:
+        ring = self.metrics
+        n = min(ring.rows, ring.capacity)
+        if n == 0:
+            return None
+        for back in range(n):
+            row = (ring.rows - 1 - back) % ring.capacity
+            if ring.times[row] <= t:
+                out = []
+                for name in names:
+                    col = ring.index.get(name)
+                    v = float(ring.data[row, col]) if col is not None else float("nan")
+                    out.append(0.0 if v != v else v)
+                return (out[0], out[1], out[2])
+        return None
+
     def client_error_ratio(self, app_name: str, window_s: float = 60.0) -> float | None:
         hist = self.client_history.get(app_name)
         if not hist:
