@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 import numpy as np
 
 from sre_env.rewards.base import Check
+from sre_env.rewards.cleanup import AllowedChange
 from sre_env.sim.apps.base import AppSpec
 
 if TYPE_CHECKING:
@@ -107,6 +108,14 @@ class Scenario(ABC):
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """Scenario-specific checks that the cause itself is gone (run on the graded fork)."""
+        return []
+
+    def allowed_changes(self) -> list["AllowedChange"]:
+        """Changes a correct repair legitimately leaves behind (not residue for the cleanup gate).
+
+        By default the object the fault changed may end up changed, as long as the
+        gates pass: repairs restore it, rollbacks add revisions.
+        """
         return []
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sre_env.sim.apps.base import AppSpec
 
-__all__ = ["affected_requests", "user_report"]
+__all__ = ["affected_requests", "user_report", "impact"]
 
 _FEATURES = {
     "search_hotels": "hotel search",
@@ -40,3 +40,11 @@ def user_report(app: AppSpec, component: str, *, intermittent: bool, since_min: 
         f"The problem started about {since_min} minutes ago. Find the root cause, repair it durably, "
         "and submit your diagnosis."
     )
+
+
+def impact(app: AppSpec, component: str) -> str:
+    """One sentence on what users lose, for ground-truth summaries."""
+    names = affected_requests(app, component) or [rt.name for rt in app.requests]
+    features = [_FEATURES.get(n, n.replace("_", " ")) for n in names]
+    listed = ", ".join(features[:-1]) + " and " + features[-1] if len(features) > 1 else features[0]
+    return f"Impact: requests for {listed} fail with HTTP 500 for users of {app.name}."

@@ -16,6 +16,7 @@ import numpy as np
 
 from sre_env.faults.disk import LatentSectorErrors
 from sre_env.rewards.base import Check
+from sre_env.rewards.cleanup import AllowedChange
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario
@@ -49,7 +50,17 @@ class DiskSector(Scenario):
         pattern = int(rng.integers(0, 4))
         base = 2048 + (zlib.crc32(f"{node}/{device}/{pattern}".encode()) % 3_000_000_000)
         sectors = tuple(base + k * (7919 + 104_729 * pattern) for k in range(4))
+        # every database whose local volume sits on that disk must leave it: the disk is failing
+        on_disk = []
+        for other in self.app.components:
+            if not other.volume_claim:
+                continue
+            claim = backend.api.get("PersistentVolumeClaim", other.volume_claim, ns)
+            other_pv = backend.api.get("PersistentVolume", claim["spec"]["volumeName"])
+            if other_pv["metadata"]["annotations"]["local.path.provisioner/selected-node"] == node:
+                on_disk.append((other.name, other.volume_claim))
         return {
+            "evacuate": tuple(sorted(on_disk)),
             "path": pv["spec"]["hostPath"]["path"],
             "database": db,
             "pvc": comp.volume_claim,
@@ -86,34 +97,40 @@ class DiskSector(Scenario):
     def reference_solution(self) -> list[str]:
         v = self.variant
         ns = self.namespace
-        return [
+        steps = [
             f"kubectl get pods -n {ns} -o wide",
             f"kubectl debug node/{v['node']} --image=busybox -- dmesg",
             f"kubectl cordon {v['node']}",
-            f"kubectl delete pvc {v['pvc']} -n {ns} --wait=false",
-            f"kubectl delete pod -n {ns} -l io.kompose.service={v['database']}",
-            "sleep 15",
-            (
-                f"kubectl apply -n {ns} -f - <<'EOF'\n"
-                "apiVersion: v1\n"
-                "kind: PersistentVolumeClaim\n"
-                "metadata:\n"
-                f"  name: {v['pvc']}\n"
-                "  labels:\n"
-                f"    io.kompose.service: {v['database']}\n"
-                "spec:\n"
-                "  accessModes: [ReadWriteOnce]\n"
-                "  storageClassName: local-path\n"
-                "  resources:\n"
-                "    requests:\n"
-                "      storage: 1Gi\n"
-                "EOF"
-            ),
+        ]
+        # move every database off the failing disk: a cordoned node can no longer
+        # host pods pinned to it by a local volume
+        for db, pvc in v["evacuate"]:
+            steps += [f"kubectl delete pvc {pvc} -n {ns} --wait=false", f"kubectl delete pod -n {ns} -l io.kompose.service={db}"]
+        steps.append("sleep 15")
+        manifests = "".join(
+            "---\n"
+            "apiVersion: v1\n"
+            "kind: PersistentVolumeClaim\n"
+            "metadata:\n"
+            f"  name: {pvc}\n"
+            "  labels:\n"
+            f"    io.kompose.service: {db}\n"
+            "spec:\n"
+            "  accessModes: [ReadWriteOnce]\n"
+            "  storageClassName: local-path\n"
+            "  resources:\n"
+            "    requests:\n"
+            "      storage: 1Gi\n"
+            for db, pvc in v["evacuate"]
+        )
+        steps += [
+            f"kubectl apply -n {ns} -f - <<'EOF'\n{manifests}EOF",
             "sleep 30",
             f"kubectl get pods -n {ns} -o wide",
             # kubectl debug leaves its (completed) pod behind: clean it up
             "kubectl delete pods -n default --field-selector=status.phase==Succeeded",
         ]
+        return steps
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
@@ -124,6 +141,16 @@ class DiskSector(Scenario):
             "cordon_without_moving": [f"kubectl cordon {v['node']}"],
             "scale_db_to_zero": [f"kubectl scale deployment/{v['database']} -n {ns} --replicas=0"],
         }
+
+    def allowed_changes(self) -> list[AllowedChange]:
+        v = self.variant
+        return [
+            # the failing node stays out of scheduling until the disk is replaced
+            AllowedChange("Node", "", v["node"], "cordoned"),
+            AllowedChange("Node", "", v["node"], "tainted"),
+            # the databases' claims are recreated on healthy disks
+            *(AllowedChange("PersistentVolumeClaim", self.namespace, pvc, "*") for _, pvc in v["evacuate"]),
+        ]
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         world = backend.world

@@ -18,7 +18,7 @@ from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network import resolve_route
 
 from .base import RootCause, Scenario
-from .briefs import user_report
+from .briefs import impact, user_report
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -54,9 +54,9 @@ class MissingEnvVar(Scenario):
             namespace=self.namespace,
             layer="application",
             mechanism="missing required environment variable",
-            summary=f"The env var {v['var']} (= {v['value']}) was removed from deployment/{v['service']}; its process exits at start-up and crash-loops.",
+            summary=f"The env var {v['var']} (= {v['value']}) was removed from deployment/{v['service']}; its process exits at start-up and crash-loops. " + impact(self.app, v["service"]),
             details={"variable": v["var"], "expected_value": v["value"], "container": v["container"]},
-            affected=(f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"),
+            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
         )
 
     def brief(self) -> str:
@@ -83,13 +83,22 @@ class MissingEnvVar(Scenario):
         }
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
+        """The running pods see the variable with a value that reaches its dependency.
+
+        This is the live system; whether the fix is persisted in the Deployment is the
+        durability gate's question (it restarts everything and looks again).
+        """
         v = self.variant
-        dep = backend.api.get("Deployment", v["service"], self.namespace)
-        ctr = next((c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == v["container"]), None)
-        value = next((e.get("value") for e in (ctr or {}).get("env") or () if e.get("name") == v["var"]), None)
-        if value is None:
-            return [Check("variable_restored", False, f"{v['var']} is still missing from deployment/{v['service']}")]
+        world = backend.world
         dep_spec = next(d for d in self.app.component(v["service"]).dependencies if d.address_env == v["var"])
-        route = resolve_route(backend.world, self.namespace, value, dep_spec.port)
-        ok = route.ok > 0 and route.target.split(":")[0].split(".")[0] == dep_spec.service
-        return [Check("variable_restored", ok, f"{v['var']}={value}" + ("" if ok else f" does not reach {dep_spec.service}:{dep_spec.port}"))]
+        pods = [p for p in backend.api.list("Pod", self.namespace, f"io.kompose.service={v['service']}") if not p["metadata"].get("deletionTimestamp")]
+        if not pods:
+            return [Check("variable_restored", False, f"no pod of {v['service']} is running")]
+        bad = []
+        for pod in pods:
+            value = world.pod_env(pod["metadata"]["uid"], v["container"]).get(v["var"])
+            route = resolve_route(world, self.namespace, value or "", dep_spec.port) if value else None
+            if not value or route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dep_spec.service:
+                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
+        detail = "; ".join(bad) if bad else f"every {v['service']} pod has {v['var']} reaching {dep_spec.service}:{dep_spec.port}"
+        return [Check("variable_restored", not bad, detail)]

@@ -18,7 +18,7 @@ from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network import resolve_route
 
 from .base import RootCause, Scenario
-from .briefs import user_report
+from .briefs import impact, user_report
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -55,7 +55,7 @@ class TargetPortMisconfig(Scenario):
             namespace=self.namespace,
             layer="kubernetes",
             mechanism="service targetPort misconfigured",
-            summary=f"service/{v['service']} sends port {v['port']} to targetPort {v['wrong']}, but the pods listen on {v['target']}; connections are refused.",
+            summary=f"service/{v['service']} sends port {v['port']} to targetPort {v['wrong']}, but the pods listen on {v['target']}; connections are refused. " + impact(self.app, v["service"]),
             details={"service": v["service"], "port": v["port"], "targetPort": v["wrong"], "expected_targetPort": v["target"]},
             affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in callers]),
         )

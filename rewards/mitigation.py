@@ -11,7 +11,8 @@ fail the baseline-preservation checks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
@@ -20,7 +21,23 @@ if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["Baseline", "record_baseline", "MitigationOracle"]
+__all__ = ["Baseline", "record_baseline", "object_key", "MitigationOracle", "WATCHED_KINDS"]
+
+
+#: kinds the cleanup gate compares with the pre-incident state
+WATCHED_KINDS = (
+    "Namespace",
+    "Node",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "PersistentVolumeClaim",
+    "Pod",
+    "ServiceAccount",
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +49,8 @@ class Baseline:
     services: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     client_success: float
     client_latency_ms: float
+    #: deep copies of the watched objects before the fault, keyed "Kind/namespace/name"
+    objects: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def record_baseline(backend: "SimBackend", namespace: str, app_name: str) -> Baseline:
@@ -46,7 +65,16 @@ def record_baseline(backend: "SimBackend", namespace: str, app_name: str) -> Bas
     hist = list(backend.world.client_history.get(app_name, ()))[-24:]
     success = sum(s for _, s, _ in hist) / len(hist) if hist else 1.0
     latency = sum(l for _, _, l in hist) / len(hist) if hist else 0.0
-    return Baseline(namespace, tuple(workloads), services, success, latency)
+    objects = {}
+    for kind in WATCHED_KINDS:
+        for obj in api.list(kind):
+            objects[object_key(obj)] = copy.deepcopy(obj)
+    return Baseline(namespace, tuple(workloads), services, success, latency, objects)
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{obj['kind']}/{meta.get('namespace', '')}/{meta['name']}"
 
 
 class MitigationOracle:
@@ -101,6 +129,8 @@ class MitigationOracle:
         checks.append(Check("client_success", success >= need, f"success rate {success:.4f} over the last {int(self.window_s)}s (baseline {baseline.client_success:.4f}, need >= {need:.4f})"))
         lat_limit = max(baseline.client_latency_ms * self.latency_factor, baseline.client_latency_ms + 50.0)
         checks.append(Check("client_latency", latency <= lat_limit, f"mean latency {latency:.1f} ms (baseline {baseline.client_latency_ms:.1f} ms, limit {lat_limit:.1f} ms)"))
+        firing = [a.line() for a in fork.world.alert_state.firing(fork.world.clock.now) if ("namespace", ns) in a.labels]
+        checks.append(Check("alerts_silent", not firing, "; ".join(firing[:3]) if firing else f"no alert firing for namespace {ns}"))
         return checks
 
     def _client_window(self, fork: "SimBackend", app_name: str) -> tuple[float, float]:

@@ -24,7 +24,11 @@ from gymnasium import spaces
 
 from sre_env.envs.base import Scenario
 from sre_env.envs.registry import scenario_class
-from sre_env.rewards.mitigation import Baseline, MitigationOracle, record_baseline
+from sre_env.grading import Grader
+from sre_env.rewards.base import OracleResult
+from sre_env.rewards.mitigation import Baseline
+from sre_env.rewards.risk import RiskMonitor, risk_context_for
+from sre_env.rewards.spec import TASKS, RewardSpec
 from sre_env.shell import CommandResult, ShellContext, command_reference, run_command
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.baseline_cache import developed_incident
@@ -45,6 +49,13 @@ _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 
 
 _UNPRINTABLE = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+_TASK_HINTS = {
+    "mitigation": "",
+    "diagnosis": "\n(Task: diagnose only. End with `submit <root cause: component, mechanism, details>`.)",
+    "e2e": "\n(Task: first `submit <diagnosis>`, then repair the cause and `submit` again.)",
+}
 
 
 def sanitize(text: str, limit: int) -> str:
@@ -77,7 +88,9 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         max_steps: int = 50,
         render_mode: str | None = None,
         develop_s: float | None = None,
-        oracle: MitigationOracle | None = None,
+        task: str = "mitigation",
+        reward_spec: RewardSpec | None = None,
+        diagnosis_judge: Any = None,
     ) -> None:
         self.scenario_cls = scenario_class(scenario) if isinstance(scenario, str) else scenario
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -85,7 +98,11 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self.render_mode = render_mode
         self.max_steps = int(max_steps)
         self.develop_s = develop_s
-        self.oracle = oracle or MitigationOracle()
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+        self.task = task
+        self.reward_spec = reward_spec or RewardSpec()
+        self.grader = Grader(self.reward_spec, task=task, diagnosis_judge=diagnosis_judge)
         self._metric_names = metric_names(self.scenario_cls)
         n = len(self._metric_names)
         text = lambda m: spaces.Text(max_length=m, min_length=0, charset=_CHARSET_STR)  # noqa: E731
@@ -130,7 +147,12 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._history = []
         self._final_info = {}
         self._shell = ShellContext(backend=backend, namespace="default")
-        self._last_output = self.scenario.brief()
+        self._episode_seed = episode_seed
+        self._diagnosis: OracleResult | None = None
+        self._diagnosis_text: str | None = None
+        self._risk = RiskMonitor(risk_context_for(self.scenario, backend))
+        self._potential = self._health() if self.reward_spec.shaping else 0.0
+        self._last_output = self.scenario.brief() + _TASK_HINTS[self.task]
         return self._observation(), self._info(None)
 
     def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -142,26 +164,54 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             action = str(action)
         self._steps += 1
         stripped = action.strip()
-        reward = 0.0
+        reward = -self.reward_spec.step_cost
         terminated = truncated = False
+        flags = self._risk.observe(self._steps, action)
         if stripped == "submit" or stripped.startswith(("submit ", "submit\n", "submit\t")):
-            diagnosis = stripped[len("submit") :].strip()
-            result = CommandResult("Submitted. Grading the cluster...\n", 0, 0.0, False)
-            reward = self._grade(diagnosis, submitted=True)
-            terminated = True
+            text = stripped[len("submit") :].strip()
+            if self.task == "e2e" and self._diagnosis is None:
+                self._diagnosis_text = text
+                self._diagnosis = self.grader.diagnosis(text, self.backend, self.scenario, seed=self._episode_seed)
+                result = CommandResult("Diagnosis recorded. Repair the cause, then `submit` again to end the episode.\n", 0, 0.0, False)
+            else:
+                if self.task == "e2e":
+                    text = self._diagnosis_text or ""
+                result = CommandResult("Submitted. Grading the cluster...\n", 0, 0.0, False)
+                reward += self._finish(text, submitted=True)
+                terminated = True
         else:
             result = run_command(self._shell, action)
             self.backend.advance(result.cost_s)
+            if self._risk.catastrophic:
+                result = CommandResult(result.output + "\n[episode ended: catastrophic action]\n", result.exit_code, result.cost_s, result.mutating)
+                reward += self._finish(None, submitted=False, catastrophic=True)
+                terminated = True
+        if self.reward_spec.shaping and not terminated:
+            phi = self._health()
+            reward += self.reward_spec.shaping * (self.reward_spec.gamma * phi - self._potential)
+            self._potential = phi
         self._last_output = result.output
-        self._history.append({"step": self._steps, "command": action[:2000], "exit_code": result.exit_code, "mutating": result.mutating, "time": self.backend.now})
+        self._history.append({"step": self._steps, "command": action[:2000], "exit_code": result.exit_code, "mutating": result.mutating, "time": self.backend.now, "risk": [f.category.value for f in flags]})
         if not terminated and self._steps >= self.max_steps:
-            reward = self._grade(None, submitted=False)
+            reward += self._finish(None, submitted=False)
             truncated = True
         self._done = terminated or truncated
         info = self._info(result)
+        if flags:
+            info["risk_flags"] = [{"category": f.category.value, "severity": f.severity.name, "reason": f.reason} for f in flags]
         if self._done:
             info |= self._final_info
         return self._observation(), float(reward), terminated, truncated, info
+
+    def finish(self) -> tuple[float, dict[str, Any]]:
+        """End the episode now and grade it as not submitted (for agents that stop on their own)."""
+        if self.backend is None or self.scenario is None:
+            raise gym.error.ResetNeeded("Cannot call finish() before reset().")
+        if not self._done:
+            reward = self._finish(None, submitted=False)
+            self._done = True
+            return reward, self._info(None) | self._final_info
+        return 0.0, self._info(None) | self._final_info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -173,19 +223,39 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers
-    def _grade(self, diagnosis: str | None, *, submitted: bool) -> float:
+    def _finish(self, diagnosis_text: str | None, *, submitted: bool, catastrophic: bool = False) -> float:
         assert self.backend is not None and self.scenario is not None and self._baseline is not None
-        mitigation = self.oracle.evaluate(self.backend, self.scenario, self._baseline)
-        reward = mitigation.score if mitigation.passed else 0.0
+        diagnosis = self._diagnosis
+        if diagnosis is None and (diagnosis_text or self.task == "diagnosis"):
+            diagnosis = self.grader.diagnosis(diagnosis_text, self.backend, self.scenario, seed=self._episode_seed)
+        grade = self.grader.grade(
+            self.backend,
+            self.scenario,
+            self._baseline,
+            diagnosis=diagnosis,
+            risk_oracle=self._risk.as_oracle(),
+            risk_summary=self._risk.summary(),
+            catastrophic=catastrophic,
+        )
         self._final_info = {
+            "task": self.task,
             "submitted": submitted,
-            "diagnosis": diagnosis,
-            "reward_components": {"mitigation": reward},
-            "oracles": {"mitigation": mitigation.as_dict()},
+            "catastrophic": catastrophic,
+            "diagnosis": diagnosis_text if diagnosis_text is not None else self._diagnosis_text,
+            "is_success": grade.success,
+            "reward_components": grade.components,
+            "oracles": grade.oracles,
+            "risk": grade.risk,
             "root_cause": self.scenario.root_cause().as_dict(),
             "variant": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.scenario.variant.items()},
         }
-        return reward
+        return grade.reward
+
+    def _health(self) -> float:
+        """Potential for shaping: the client's success ratio right now."""
+        assert self.backend is not None and self.scenario is not None
+        res = self.backend.world.last_traffic.get(self.scenario.app.name)
+        return float(res.client_success) if res is not None else 0.0
 
     def _observation(self) -> dict[str, Any]:
         assert self.backend is not None

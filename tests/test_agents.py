@@ -41,7 +41,7 @@ def test_reference_agent_plays_the_reference_solution_and_passes(env):
     result = run_episode(env, ReferenceAgent(), seed=0)
     scenario = env.unwrapped.scenario
     assert _commands(result)[:-1] == scenario.reference_solution()
-    assert _commands(result)[-1] == "submit " + scenario.root_cause().summary
+    assert _commands(result)[-1].startswith("submit " + scenario.root_cause().summary + "\n{")
     assert result.passed and result.reward == pytest.approx(1.0)
     assert result.terminated and not result.truncated
     assert result.diagnosis == scenario.root_cause().summary
@@ -68,7 +68,7 @@ def test_random_agent_runs_real_commands_then_submits_and_fails(env):
     assert all(s.exit_code == 0 for s in result.steps), [(s.command, s.output) for s in result.steps if s.exit_code]
     assert any(f"-n {ns}" in c for c in commands)
     assert not result.passed and result.reward == 0.0
-    assert result.oracles["mitigation"]["passed"] is False
+    assert result.oracles["live"]["passed"] is False
 
 
 def test_random_agent_reset_restarts_its_draws(env):
@@ -100,7 +100,7 @@ def test_stop_episode_is_graded_as_truncated(env):
     assert _commands(result) == ["kubectl get pods -n hotel-reservation"]
     assert result.truncated and not result.terminated
     assert result.diagnosis is None
-    assert result.oracles["mitigation"]["checks"], "an unsubmitted episode is still graded"
+    assert result.oracles["live"]["checks"], "an unsubmitted episode is still graded"
     assert not result.passed
     assert env.unwrapped.max_steps == 50, "ending early must not shrink the budget of later episodes"
     assert run_episode(env, ReferenceAgent(), seed=0).passed
@@ -113,7 +113,7 @@ def test_step_budget_ends_with_a_grade():
     finally:
         e.close()
     assert len(result.steps) == 2 and result.truncated
-    assert "mitigation" in result.oracles and not result.passed
+    assert "live" in result.oracles and not result.passed
 
 
 def test_make_agent_known_and_unknown_names():
@@ -149,15 +149,15 @@ def test_plain_report_shows_brief_steps_checks_root_cause_and_reward(passed_resu
     for step in passed_result.steps:
         assert f"$ {step.command}" in text
     assert "Grade: PASS" in text
-    assert "PASS  mitigation.variable_restored" in text
+    assert "PASS  live.variable_restored" in text
     assert "Root cause (ground truth):" in text and passed_result.root_cause["summary"] in text
-    assert "Reward: 1.000" in text
+    assert "Reward: " in text
     assert "✓" not in text  # plain mode is ASCII
 
 
 def test_plain_report_of_a_failure(env):
     text = format_plain(run_episode(env, RandomAgent(seed=0), seed=0))
-    assert "Grade: FAIL" in text and "FAIL  mitigation.variable_restored" in text
+    assert "Grade: FAIL" in text and "FAIL  live.variable_restored" in text
 
 
 def test_render_plain_writes_to_the_given_file(passed_result):

@@ -75,7 +75,7 @@ def test_run_writes_json(capsys, tmp_path):
     code, out, _ = _run(capsys, "run", ENV_ID, "--seed", "0", "--json", str(path), "--quiet")
     data = json.loads(path.read_text())
     assert code == 0 and data["reward"] == 1.0 and data["env_id"] == ENV_ID
-    assert data["oracles"]["mitigation"]["passed"] is True
+    assert data["oracles"]["live"]["passed"] is True
     assert "Root cause" not in out  # --quiet: one line only
 
 

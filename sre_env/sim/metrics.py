@@ -1,15 +1,48 @@
-"""A fixed-size ring buffer of named time series: step cost stays flat forever.
+"""The world's metrics: a Prometheus-like TSDB plus a small ring of recorded series.
 
-Each scrape writes one row into a preallocated float32 matrix; a series is a
-column. Nothing grows per sample, and a snapshot of the world copies one
-array.
+``MetricsStore`` is ``world.metrics``. Its ``tsdb`` holds every exporter's
+labelled series (queried with PromQL, evaluated by alert rules); its
+``recorded`` ring (a :class:`SeriesRing`) holds the per-service series the
+observation's metrics window reads, so building an observation never evaluates
+PromQL. ``rows`` and ``window_and_mask`` keep the interface the env uses.
+
+``SeriesRing`` is a fixed-size ring buffer of named float32 time series: each
+scrape writes one row into a preallocated matrix; a series is a column; nothing
+grows per sample.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SeriesRing"]
+from ..telemetry.exporters import Scraper
+from ..telemetry.tsdb import TSDB
+from .clock import EPOCH
+
+__all__ = ["SeriesRing", "MetricsStore", "RETENTION_ROWS"]
+
+#: one hour of 15 s scrapes
+RETENTION_ROWS = 240
+
+
+class MetricsStore:
+    """``world.metrics``: the TSDB, the recorded observation series and the exporters' state."""
+
+    def __init__(self, interval_s: float = 15.0, capacity: int = RETENTION_ROWS) -> None:
+        self.tsdb = TSDB(capacity=capacity, interval_s=interval_s, epoch=EPOCH.timestamp())
+        self.recorded = SeriesRing(capacity=capacity, interval_s=interval_s)
+        self.scraper = Scraper()
+
+    @property
+    def rows(self) -> int:
+        """Scrapes so far (changes exactly when new samples arrived)."""
+        return self.recorded.rows
+
+    def window_and_mask(self, names: list[str], length: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.recorded.window_and_mask(names, length)
+
+    def scrape(self, world) -> None:  # noqa: ANN001 - World, imported lazily to avoid a cycle
+        self.scraper.scrape(world, self.tsdb, self.recorded)
 
 
 class SeriesRing:
@@ -67,9 +100,21 @@ class SeriesRing:
         return cols
 
     def __getstate__(self) -> dict:
+        # only the rows written and the columns in use travel (a snapshot stays small)
         state = dict(self.__dict__)
         state.pop("_col_cache", None)
+        n = min(self.rows, self.capacity)
+        state["data"] = self.data[:n, : len(self.index)].copy() if self.rows <= self.capacity else self.data[:, : len(self.index)].copy()
+        state["times"] = self.times[:n].copy() if self.rows <= self.capacity else self.times.copy()
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        data, times = state.pop("data"), state.pop("times")
+        self.__dict__.update(state)
+        self.data = np.full((self.capacity, self.width), np.nan, dtype=np.float32)
+        self.times = np.full(self.capacity, np.nan, dtype=np.float64)
+        self.data[: data.shape[0], : data.shape[1]] = data
+        self.times[: len(times)] = times
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(times, values) of one series, oldest first."""

@@ -79,6 +79,8 @@ class HostNode:
     kubelet_running: bool = True
     clock_offset_s: float = 0.0
     sysctls: dict[str, str] = field(default_factory=dict)
+    #: sysctls written to /etc/sysctl.d (survive a reboot)
+    persistent_sysctls: dict[str, str] = field(default_factory=dict)
     #: images already pulled on this node
     image_cache: set[str] = field(default_factory=set)
     #: host journal lines (t, unit, text) for events the model records

@@ -27,7 +27,7 @@ from .controllers import pod_is_ready, reconcile_all, reconcile_endpoints
 from .images import ImageCatalog, split_image
 from .kubelet import ContainerRuntime, PodRuntime, run_kubelets
 from .process import StartOutcome
-from .metrics import SeriesRing
+from .metrics import MetricsStore
 from .network import resolve_route
 from .nodes import HostNode
 from .podenv import resolve_env
@@ -56,7 +56,7 @@ class World:
         self.runtimes: dict[str, PodRuntime] = {}
         self.components: dict[tuple[str, str], Component] = {}
         self.last_load: dict[str, float] = {}
-        self.metrics = SeriesRing()
+        self.metrics = MetricsStore(interval_s=SCRAPE_S)
         self.alert_state = AlertState()
         self.client_history: dict[str, deque] = {}
         self.last_traffic: dict[str, TickResult] = {}
@@ -433,6 +433,37 @@ class World:
             self._next_scrape = self.clock.now + SCRAPE_S
         self.store.prune_events()
 
+    def reboot_node(self, name: str) -> None:
+        """A node reboot: runtime-only host changes are lost and every container restarts in place.
+
+        Pods stay bound to the node (a reboot does not reschedule them); the kubelet
+        starts their containers again, which counts as a restart.
+        """
+        from .nodes import default_sysctls
+
+        host = self.hosts[name]
+        host.sysctls = {**default_sysctls(), **host.persistent_sysctls}
+        host.journal.append((self.clock.now, "systemd", "-- Boot --"))
+        now = self.clock.now
+        for pod in self.store.iter("Pod"):
+            if pod["spec"].get("nodeName") != name:
+                continue
+            rt = self.runtimes.get(pod["metadata"]["uid"])
+            if rt is None:
+                continue
+            for ctr in rt.containers.values():
+                if ctr.state == "running":
+                    ctr.last_terminated = {"exitCode": 255, "reason": "Unknown", "startedAt": iso(ctr.started_at or now), "finishedAt": iso(now), "containerID": ctr.container_id}
+                    ctr.ready = False
+                    ctr.serve_at = ctr.exit_at = None
+                    ctr.pending_logs = []
+                    ctr.state, ctr.wake_at, ctr.since = "backoff", now + 20.0, now
+                    ctr.waiting_reason, ctr.waiting_message = "ContainerCreating", ""
+            rt.wake_at = min(rt.wake_at, now + 20.0)
+            rt.seen_rv = ""
+        self.kubelet_wake = min(self.kubelet_wake, now)
+        self.runtime_epoch += 1
+
     def _reconcile_statefulsets(self, dirty: dict[tuple[str, str, str], None]) -> None:
         only: set[tuple[str, str]] = set()
         for kind, ns, name in dirty:
@@ -602,7 +633,7 @@ class World:
         return self._sample_at(t, (f"client_rps{{namespace={namespace}}}", f"client_success_ratio{{namespace={namespace}}}", f"client_latency_p99_ms{{namespace={namespace}}}"))
 
     def _sample_at(self, t: float, names: tuple[str, str, str]) -> tuple[float, float, float] | None:
-        ring = self.metrics
+        ring = self.metrics.recorded
         n = min(ring.rows, ring.capacity)
         if n == 0:
             return None
@@ -635,66 +666,9 @@ class World:
 
     # ------------------------------------------------------------------ telemetry
     def _scrape(self) -> None:
-        now = self.clock.now
-        values: dict[str, float] = {}
-        jitter = self.rng.normal(1.0, 0.02, size=2 + 2 * 32)
-        for app in self.apps:
-            res = self.last_traffic.get(app.name)
-            if res is None:
-                continue
-            ns = app.namespace
-            names = self._series_names(app)
-            values[names[0]] = res.client_rps * float(jitter[0])
-            values[names[1]] = res.client_success
-            values[names[2]] = res.client_latency_ms * 2.2 * float(jitter[1])
-            rps_get, err_get, lat_get = res.rps.get, res.errors.get, res.latency_ms.get
-            for i, comp in enumerate(app.components):
-                base = 3 + 3 * i
-                rps = rps_get(comp.name, 0.0)
-                values[names[base]] = rps * float(jitter[2 + (i % 64)])
-                values[names[base + 1]] = err_get(comp.name, 0.0) / rps if rps > 0 else 0.0
-                values[names[base + 2]] = lat_get(comp.name, 0.0) * 2.2
-        if self._scrape_cache_rev != self.store.revision:
-            self._scrape_cache = self._object_series()
-            self._scrape_cache_rev = self.store.revision
-        values.update(self._scrape_cache)
-        for name, host in self.hosts.items():
-            for disk in host.disks:
-                values[f"disk_reads_per_s{{node={name},device={disk.device}}}"] = disk.last_reads_per_s
-                values[f"disk_read_errors_total{{node={name},device={disk.device}}}"] = disk.read_errors_total
-        self.metrics.write(now, values)
+        """Every exporter's samples into the TSDB (sre_env.telemetry.exporters), then the alert rules."""
+        self.metrics.scrape(self)
         self.alert_state.evaluate(self)
-
-    def _series_names(self, app: AppSpec) -> list[str]:
-        names = self._names_cache.get(app.name) if hasattr(self, "_names_cache") else None
-        if names is None:
-            ns = app.namespace
-            names = [f"client_rps{{namespace={ns}}}", f"client_success_ratio{{namespace={ns}}}", f"client_latency_p99_ms{{namespace={ns}}}"]
-            for comp in app.components:
-                names += [f"{m}{{namespace={ns},service={comp.name}}}" for m in ("rps", "error_ratio", "latency_p99_ms")]
-            if not hasattr(self, "_names_cache"):
-                self._names_cache: dict[str, list[str]] = {}
-            self._names_cache[app.name] = names
-        return names
-
-    def _object_series(self) -> dict[str, float]:
-        """Series computed from API objects only; recomputed when objects change."""
-        ready: dict[tuple[str, str], int] = {}
-        restarts: dict[tuple[str, str], int] = {}
-        for pod in self.store.iter("Pod"):
-            comp = self.component_for(pod)
-            if comp is None:
-                continue
-            key = (pod["metadata"]["namespace"], comp.name)
-            ready[key] = ready.get(key, 0) + (1 if pod_is_ready(pod) else 0)
-            restarts[key] = restarts.get(key, 0) + sum(cs.get("restartCount", 0) for cs in pod.get("status", {}).get("containerStatuses") or ())
-        out: dict[str, float] = {}
-        for (ns, name), comp in sorted(self.components.items()):
-            out[f"ready_replicas{{namespace={ns},service={name}}}"] = ready.get((ns, name), 0)
-            out[f"restarts{{namespace={ns},service={name}}}"] = restarts.get((ns, name), 0)
-        for name, host in self.hosts.items():
-            out[f"node_ready{{node={name}}}"] = 1.0 if host.kubelet_running else 0.0
-        return out
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:

@@ -68,10 +68,11 @@ def test_reference_solution_passes(env_id: str, seed: int) -> None:
     scenario = scenario_for(env_id, seed)
     reward, term, info, _ = play(env_id, seed, scenario.reference_solution(), scenario.root_cause().summary)
     assert term
-    mitigation = info["oracles"]["mitigation"]
-    assert mitigation["passed"], mitigation["checks"]
-    assert reward == 1.0
-    assert info["reward_components"]["mitigation"] == 1.0
+    for gate in ("immediate", "live", "durability", "cleanup", "diagnosis"):
+        assert info["oracles"][gate]["passed"], (gate, info["oracles"][gate])
+    assert info["is_success"]
+    assert reward >= 0.95
+    assert set(info["reward_components"]) >= {"diagnosis", "immediate", "live", "durability", "cleanup", "risk"}
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -79,7 +80,7 @@ def test_reference_solution_passes(env_id: str, seed: int) -> None:
 def test_noop_fails(env_id: str, seed: int) -> None:
     reward, term, info, _ = play(env_id, seed, [])
     assert term and reward == 0.0
-    assert not info["oracles"]["mitigation"]["passed"]
+    assert not info["oracles"]["live"]["passed"] and not info["is_success"]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -90,8 +91,8 @@ def test_wrong_fixes_fail(env_id: str, seed: int) -> None:
     assert fixes, "every scenario declares the plausible fixes that must fail"
     for name, commands in fixes.items():
         reward, term, info, _ = play(env_id, seed, commands)
-        assert reward == 0.0, f"wrong fix {name!r} passed: {info['oracles']['mitigation']}"
-        assert not info["oracles"]["mitigation"]["passed"]
+        assert reward == 0.0, f"wrong fix {name!r} earned {reward}: {info['oracles']['live']}"
+        assert not info["is_success"]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -190,7 +191,7 @@ def test_truncation_grades_the_cluster() -> None:
     env2.step("kubectl get nodes")
     _, reward, term, trunc, info = env2.step("kubectl get nodes")
     assert trunc and info["submitted"] is False and reward == 0.0
-    assert "mitigation" in info["oracles"]
+    assert "live" in info["oracles"] and info["is_success"] is False
 
 
 def test_step_after_end_and_before_reset() -> None:

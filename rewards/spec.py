@@ -1,0 +1,74 @@
+"""Reward composition: every component visible, weights chosen by the user.
+
+The default is a sparse score in [0, 1] at the end of the episode:
+
+    reward = w_diag * diagnosis + gate(live) * (w_imm * immediate + w_live * live
+             + w_dur * durability + w_clean * cleanup) - w_risk * risk_penalty
+
+where each gate is 1 when it passed and 0 otherwise, and ``gate(live)`` makes the
+repair terms count only when the app is really healthy again (a wrong fix with a
+tidy cluster earns nothing for tidiness). Trainers who want denser signals add
+a per-step cost or potential-based shaping from the cluster's health score,
+``F = gamma * phi(s') - phi(s)``, which leaves optimal policies unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = ["RewardSpec", "TASKS", "compose_reward"]
+
+TASKS = ("mitigation", "diagnosis", "e2e")
+GATES = ("immediate", "live", "durability", "cleanup")
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    diagnosis: float = 0.2
+    immediate: float = 0.1
+    live: float = 0.4
+    durability: float = 0.2
+    cleanup: float = 0.1
+    #: subtracted per unit of the risk monitor's normalised penalty
+    risk: float = 0.5
+    #: subtracted on every step (0: sparse)
+    step_cost: float = 0.0
+    #: weight of potential-based shaping from the health score (0: off)
+    shaping: float = 0.0
+    gamma: float = 0.99
+    #: the repair terms count only when the live gate passed
+    gate_on_live: bool = True
+    #: gates that must pass for ``info["is_success"]`` (diagnosis is added for diagnosis/e2e tasks)
+    success_gates: tuple[str, ...] = GATES
+
+    def weights_for(self, task: str) -> dict[str, float]:
+        if task == "diagnosis":
+            return {"diagnosis": 1.0}
+        return {"diagnosis": self.diagnosis, "immediate": self.immediate, "live": self.live, "durability": self.durability, "cleanup": self.cleanup}
+
+
+def compose_reward(spec: RewardSpec, task: str, results: Mapping[str, Any], risk_penalty: float) -> tuple[float, dict[str, float], bool]:
+    """(final reward, every component, success) from oracle results keyed by gate name."""
+    weights = spec.weights_for(task)
+    passed = {name: bool(r.passed) for name, r in results.items()}
+    components: dict[str, float] = {}
+    live_ok = passed.get("live", False)
+    total = 0.0
+    for name, w in weights.items():
+        result = results.get(name)
+        if result is None:
+            components[name] = 0.0
+            continue
+        value = result.score if name == "diagnosis" else (1.0 if result.passed else 0.0)
+        if name in GATES and spec.gate_on_live and not live_ok:
+            value = 0.0
+        components[name] = round(w * value, 6)
+        total += w * value
+    components["risk"] = round(-spec.risk * risk_penalty, 6)
+    total = max(0.0, min(1.0, total - spec.risk * risk_penalty))
+    required = [g for g in spec.success_gates if task != "diagnosis"]
+    if task in ("diagnosis", "e2e"):
+        required.append("diagnosis")
+    success = all(passed.get(g, False) for g in required)
+    return round(total, 6), components, success
