@@ -53,6 +53,9 @@ class Rule:
     #: return anything (an evaluation shortcut: e.g. no error counter moved -> no
     #: error-rate alert); empty: always evaluate when the inputs change
     guards: tuple[str, ...] = ()
+    #: a cheap expression that must return something for the rule to (an evaluation
+    #: shortcut, e.g. one conjunct of an ``and``); itself skipped while its inputs are constant
+    precondition: str = ""
 
 
 KSM = 'job="kube-state-metrics"'
@@ -77,6 +80,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been in a non-ready state for longer than 2 minutes.",
+        precondition='kube_pod_status_phase{job="kube-state-metrics", phase=~"Pending|Unknown|Failed"} > 0',
     ),
     Rule(
         "KubeDeploymentReplicasMismatch",
@@ -85,6 +89,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has not matched the expected number of replicas for longer than 2 minutes.",
+        precondition='kube_deployment_spec_replicas{job="kube-state-metrics"} > kube_deployment_status_replicas_available{job="kube-state-metrics"}',
     ),
     Rule(
         "KubeDeploymentRolloutStuck",
@@ -100,6 +105,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "StatefulSet {{ $labels.namespace }}/{{ $labels.statefulset }} has not matched the expected number of replicas for longer than 2 minutes.",
+        precondition='kube_statefulset_status_replicas_ready{job="kube-state-metrics"} != kube_statefulset_replicas{job="kube-state-metrics"}',
     ),
     Rule(
         "KubeContainerWaiting",
@@ -129,6 +135,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "{{ printf \"%.4g\" $value }}% of the {{ $labels.job }}/{{ $labels.service }} targets in {{ $labels.namespace }} namespace are down.",
+        precondition='up == 0',
     ),
     Rule(
         "NodeFilesystemSpaceFillingUp",
@@ -138,6 +145,7 @@ RULES: tuple[Rule, ...] = (
         300.0,
         "warning",
         "Filesystem on {{ $labels.device }}, mounted on {{ $labels.mountpoint }}, at {{ $labels.instance }} has only {{ printf \"%.2f\" $value }}% available space left and is filling up.",
+        precondition='node_filesystem_avail_bytes{job="node-exporter", fstype!="", mountpoint!=""} / node_filesystem_size_bytes{job="node-exporter", fstype!="", mountpoint!=""} * 100 < 15',
     ),
     Rule(
         "NodeFilesystemAlmostOutOfSpace",
@@ -154,6 +162,7 @@ RULES: tuple[Rule, ...] = (
         300.0,
         "warning",
         "Filesystem on {{ $labels.device }}, mounted on {{ $labels.mountpoint }}, at {{ $labels.instance }} has only {{ printf \"%.2f\" $value }}% available inodes left and is filling up.",
+        precondition='node_filesystem_files_free{job="node-exporter", fstype!="", mountpoint!=""} / node_filesystem_files{job="node-exporter", fstype!="", mountpoint!=""} * 100 < 40',
     ),
     Rule(
         "NodeFilesystemAlmostOutOfFiles",
@@ -169,6 +178,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "Clock at {{ $labels.instance }} is out of sync by more than 0.05s. Ensure NTP is configured correctly on this host.",
+        precondition='abs(node_timex_offset_seconds{job="node-exporter"}) > 0.05',
     ),
     Rule(
         "NodeHighNumberConntrackEntriesUsed",
@@ -193,6 +203,7 @@ RULES: tuple[Rule, ...] = (
         "info",
         "{{ $value | humanizePercentage }} throttling of CPU in namespace {{ $labels.namespace }} for container {{ $labels.container }} in pod {{ $labels.pod }}.",
         ("container_cpu_cfs_throttled_periods_total",),
+        precondition='container_cpu_cfs_throttled_periods_total{container!=""} > 0',
     ),
     Rule(
         "ServiceHighErrorRate",
@@ -212,6 +223,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "99th percentile latency of {{ $labels.namespace }}/{{ $labels.service }} is {{ printf \"%.2f\" $value }}s.",
+        precondition='(grpc_server_handling_seconds_bucket{le="+Inf"} - ignoring (le) grpc_server_handling_seconds_bucket{le="1"} > 0) or (http_request_duration_seconds_bucket{le="+Inf"} - ignoring (le) http_request_duration_seconds_bucket{le="1"} > 0)',
     ),
     Rule(
         "LoadgenHighErrorRate",
@@ -227,6 +239,7 @@ RULES: tuple[Rule, ...] = (
         120.0,
         "warning",
         "99th percentile latency the load generator sees from {{ $labels.namespace }} is {{ printf \"%.2f\" $value }}s.",
+        precondition='loadgen_request_duration_seconds_bucket{le="+Inf"} - ignoring (le) loadgen_request_duration_seconds_bucket{le="1"} > 0',
     ),
 )
 
@@ -348,14 +361,20 @@ class AlertState:
         self.last_eval: float | None = None
         self._compiled: dict[str, _Compiled] = {}
         self._evaluator: Evaluator | None = None
+        self._saved: dict[str, tuple] = {}
 
     def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in ("rules", "interval_s", "active", "errors", "next_eval", "last_eval")}
+        state = {k: getattr(self, k) for k in ("rules", "interval_s", "active", "errors", "next_eval", "last_eval")}
+        # each rule's last result stays valid across a snapshot (the TSDB is restored bit for bit),
+        # so a restored world does not re-evaluate every rule at its first evaluation
+        state["results"] = {name: (c.last_row, c.last_cols, c.last_result) for name, c in self._compiled.items()}
+        return state
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["rules"], state["interval_s"])  # type: ignore[misc]
         for k in ("active", "errors", "next_eval", "last_eval"):
             setattr(self, k, state[k])
+        self._saved = state.get("results", {})
 
     def evaluate(self, world: "World", *, force: bool = False) -> None:
         """Evaluate every rule at the world's current time if an evaluation is due."""
@@ -368,6 +387,16 @@ class AlertState:
         if self._evaluator is None or self._evaluator.tsdb is not tsdb:
             self._evaluator = Evaluator(tsdb)
             self._compiled = {}
+            for rule in self.rules:
+                for r in (rule, Rule(rule.name + ":precondition", rule.precondition, 0.0, "", "")) if rule.precondition else (rule,):
+                    saved = self._saved.get(r.name)
+                    if saved is not None:
+                        try:
+                            comp = self._compiled[r.name] = _Compiled(r)
+                        except PromQLError:
+                            continue
+                        comp.last_row, comp.last_cols, comp.last_result = saved
+            self._saved = {}
         seen: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[float, str, bool]] = {}
         for rule in self.rules:
             for labels, value in self._results(rule, tsdb, now):
@@ -382,6 +411,13 @@ class AlertState:
         return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
     def _results(self, rule: Rule, tsdb: "TSDB", now: float) -> list[tuple[tuple[tuple[str, str], ...], float]]:
+        if rule.precondition:
+            pre = Rule(rule.name + ":precondition", rule.precondition, 0.0, "", "")
+            if not self._results(pre, tsdb, now):
+                comp = self._compiled.get(rule.name)
+                if comp is not None:
+                    comp.last_row = -1  # not evaluated: no cached result to reuse
+                return []
         comp = self._compiled.get(rule.name)
         if comp is None:
             try:

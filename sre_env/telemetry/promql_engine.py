@@ -127,6 +127,8 @@ class LabelCache:
         if hit is not None and hit[0] is pin:
             return hit[1]
         val = fn()
+        if len(self._memo) > 50_000:  # label sets churn with pods; keep the cache bounded
+            self._memo.clear()
         self._memo[key] = (pin, val)
         return val
 
@@ -199,12 +201,23 @@ class Evaluator:
         except re.error as exc:
             raise PromQLError("bad_data", f"parse error: invalid regular expression: {exc}") from None
 
+    def _col_labels(self, cols: np.ndarray) -> list[Labels]:
+        """Label dicts of TSDB columns (the same list object for the same selection)."""
+        return self.labels.memo(("cols", id(cols)), cols, lambda: [self.tsdb.labels(int(c)) for c in cols])
+
     def vector_selector(self, sel: A.Selector, ctx: Context) -> Vector:
         steps = len(ctx.ts)
         cols = self.select(sel)
         if len(cols) == 0:
             return empty_vector(steps)
         teff = self._eval_times(sel.at, sel.offset, ctx)
+        if steps == 1:
+            # fast path: every selected series has a sample in the newest row at or before t
+            row, t_row = self.tsdb.row_at(float(teff[0]))
+            if row is not None and t_row > float(teff[0]) - self.lookback_s:
+                vals = row[cols]
+                if not np.isnan(vals).any():
+                    return Vector(self._col_labels(cols), vals[None, :], np.ones((1, len(cols)), dtype=bool), np.full((1, len(cols)), t_row))
         times, block = self.tsdb.window(cols, float(teff.min()) - self.lookback_s, float(teff.max()))
         if len(times) == 0:
             return empty_vector(steps)
@@ -220,6 +233,8 @@ class Evaluator:
         keep = ok.any(axis=0)
         if not keep.any():
             return empty_vector(steps)
+        if keep.all():
+            return Vector(self._col_labels(cols), block[jj, ci], ok, sample_t)
         idx = np.flatnonzero(keep)
         labels = [self.tsdb.labels(int(c)) for c in cols[idx]]
         return Vector(labels, block[jj[:, idx], idx[None, :]], ok[:, idx], sample_t[:, idx])
@@ -233,8 +248,9 @@ class Evaluator:
         lo = np.searchsorted(times, teff - rng, side="right")
         hi = np.searchsorted(times, teff, side="right")
         if len(cols) and len(times):
-            has = ~np.isnan(block)
-            keep = has.any(axis=0)
+            keep = ~np.isnan(block).all(axis=0)
+            if keep.all():
+                return Matrix(self._col_labels(cols), times, block, lo, hi, teff - rng, teff, rng)
             idx = np.flatnonzero(keep)
             block = block[:, idx]
             cols = cols[idx]
@@ -445,6 +461,20 @@ class Evaluator:
         drop.add("__name__")
         return tuple(sorted((k, v) for k, v in lab.items() if k not in drop))
 
+    def _pairs(self, many: list[Labels], one: list[Labels], on: bool, names: tuple[str, ...]) -> tuple[dict[tuple, list[int]], list[int], list[int], list[tuple]]:
+        """Which many-side series match which one-side series (static for given label lists)."""
+        one_sigs: dict[tuple, list[int]] = {}
+        for j, lab in enumerate(one):
+            one_sigs.setdefault(self._signature(lab, on, names), []).append(j)
+        pi, pj, psig = [], [], []
+        for i, lab in enumerate(many):
+            sig = self._signature(lab, on, names)
+            for j in one_sigs.get(sig, ()):
+                pi.append(i)
+                pj.append(j)
+                psig.append(sig)
+        return one_sigs, pi, pj, psig
+
     def _and_unless(self, op: str, lhs: Vector, rhs: Vector, node: A.Binary) -> Vector:
         steps = lhs.v.shape[0]
         if lhs.n == 0:
@@ -482,10 +512,13 @@ class Evaluator:
         swapped = node.card == "one-to-many"
         many, one = (rhs, lhs) if swapped else (lhs, rhs)
         on, names = node.on, node.match_labels
-        one_sigs: dict[tuple, list[int]] = {}
-        for j, lab in enumerate(one.labels):
-            one_sigs.setdefault(self._signature(lab, on, names), []).append(j)
         side = "left" if swapped else "right"
+        pairing = self.labels.memo(
+            ("pairs", tuple(map(id, many.labels)), tuple(map(id, one.labels)), on, names),
+            (many.labels[0], one.labels[0]),
+            lambda: self._pairs(many.labels, one.labels, on, names),
+        )
+        one_sigs, pi, pj, psig = pairing
         for sig, js in one_sigs.items():
             if len(js) > 1 and (one.p[:, js].sum(axis=1) > 1).any():
                 a, b = js[0], js[1]
@@ -496,15 +529,6 @@ class Evaluator:
                     f"[{format_labels(one.labels[b])}, {format_labels(one.labels[a])}];"
                     "many-to-many matching not allowed: matching labels must be unique on one side",
                 )
-        pi, pj, psig = [], [], []
-        many_sig: list[tuple] = []
-        for i, lab in enumerate(many.labels):
-            sig = self._signature(lab, on, names)
-            many_sig.append(sig)
-            for j in one_sigs.get(sig, ()):
-                pi.append(i)
-                pj.append(j)
-                psig.append(sig)
         if not pi:
             return empty_vector(steps)
         I = np.asarray(pi)

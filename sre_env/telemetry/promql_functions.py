@@ -114,6 +114,11 @@ def _extrapolated(ev: "Evaluator", node: A.Call, ctx: Context, counter: bool, ra
     steps = len(ctx.ts)
     if not m.labels:
         return empty_vector(steps)
+    if steps == 1:
+        lo, hi = int(m.lo[0]), int(m.hi[0])
+        blk = m.v[lo:hi]
+        if hi - lo >= 2 and not np.isnan(blk).any():
+            return _extrapolated_dense(ev, m, blk, m.times[lo:hi], counter, rate)
     w = _Windows(m)
     ok = w.count >= 2
     first_v, last_v = w.value(w.first), w.value(w.last)
@@ -142,6 +147,33 @@ def _extrapolated(ev: "Evaluator", node: A.Call, ctx: Context, counter: bool, ra
     if rate:
         factor = factor / m.range_s
     return Vector(_dropped(m, ev), result * factor, ok).compact()
+
+
+def _extrapolated_dense(ev: "Evaluator", m: Matrix, blk: np.ndarray, times: np.ndarray, counter: bool, rate: bool) -> Vector:
+    """extrapolatedRate for one step when every series has every sample of the window (the common case)."""
+    first, last = blk[0], blk[-1]
+    result = last - first
+    if counter:
+        prev = blk[:-1]
+        result = result + np.where(blk[1:] < prev, prev, 0.0).sum(axis=0)
+    n = blk.shape[0]
+    sampled = float(times[-1] - times[0])
+    avg = sampled / (n - 1)
+    to_start = float(times[0] - m.start[0])
+    to_end = float(m.end[0] - times[-1])
+    if to_start >= avg * 1.1:
+        to_start = avg / 2
+    if to_end >= avg * 1.1:
+        to_end = avg / 2
+    start = np.full(blk.shape[1], to_start)
+    if counter:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zero = sampled * (first / result)
+        start = np.where((result > 0) & (first >= 0) & (zero < to_start), zero, start)
+    factor = (sampled + start + to_end) / sampled
+    if rate:
+        factor = factor / m.range_s
+    return Vector(_dropped(m, ev), (result * factor)[None, :], np.ones((1, blk.shape[1]), dtype=bool))
 
 
 def _take(arr: np.ndarray, idx: np.ndarray, ci: np.ndarray) -> np.ndarray:

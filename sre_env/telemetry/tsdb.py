@@ -208,6 +208,20 @@ class TSDB:
             block = self._data[p[:, None], cols[None, :]]
         return times[lo:hi], block
 
+    def row_at(self, t: float) -> tuple[np.ndarray | None, float]:
+        """The newest stored row at or before ``t`` (a view) and its time; (None, nan) if none."""
+        if self.rows == 0:
+            return None, float("nan")
+        newest = (self.rows - 1) % self.capacity
+        t_new = float(self._times[newest])
+        if t >= t_new:
+            return self._data[newest], t_new
+        phys, times = self._chrono_view()
+        i = int(np.searchsorted(times, t, side="right")) - 1
+        if i < 0:
+            return None, float("nan")
+        return self._data[phys[i]], float(times[i])
+
     def last_changed(self, cols: np.ndarray) -> int:
         """The latest logical row at which any of ``cols`` changed value or presence."""
         return int(self._changed[cols].max()) if len(cols) else -1
