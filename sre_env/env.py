@@ -33,6 +33,7 @@ from sre_env.shell import CommandResult, ShellContext, command_reference, run_co
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.baseline_cache import developed_incident
 from sre_env.sim.clock import iso
+from sre_env.telemetry.traces import trace_summary
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
 
@@ -42,6 +43,7 @@ _CHARSET_STR = "".join(sorted(CHARSET))
 OUTPUT_MAX = 8192
 ALERTS_MAX = 4096
 LOGS_MAX = 4096
+TRACES_MAX = 2048
 ACTION_MAX = 16384
 WINDOW = 12  # metric samples (15 s apart) in the observation
 METRIC_MAX = 1e9  # finite bounds: rates, ratios, milliseconds and counts all stay far below
@@ -49,6 +51,20 @@ _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 
 
 _UNPRINTABLE = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+def _telemetry_commands() -> dict[str, Any]:
+    """The observability commands (PromQL, alerts, LogQL, traces) next to kubectl and ssh."""
+    from sre_env.telemetry.log_trace_commands import log_trace_commands
+
+    commands = dict(log_trace_commands())
+    try:
+        from sre_env.telemetry.metrics_commands import metrics_commands
+    except ImportError:  # pragma: no cover - only while the metrics commands are absent
+        pass
+    else:
+        commands.update(metrics_commands())
+    return commands
 
 
 _TASK_HINTS = {
@@ -111,6 +127,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
                 "output": text(OUTPUT_MAX),
                 "alerts": text(ALERTS_MAX),
                 "logs": text(LOGS_MAX),
+                "traces": text(TRACES_MAX),
                 "metrics": spaces.Box(low=0.0, high=METRIC_MAX, shape=(WINDOW, n), dtype=np.float32),
                 "metrics_mask": spaces.MultiBinary(n),
                 "step": spaces.Box(low=0, high=np.iinfo(np.int64).max, shape=(1,), dtype=np.int64),
@@ -146,7 +163,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._done = False
         self._history = []
         self._final_info = {}
-        self._shell = ShellContext(backend=backend, namespace="default")
+        self._shell = ShellContext(backend=backend, namespace="default", extra_commands=_telemetry_commands())
         self._episode_seed = episode_seed
         self._diagnosis: OracleResult | None = None
         self._diagnosis_text: str | None = None
@@ -272,11 +289,19 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         logs_key = (id(world), world.clock.now, len(world.notable_logs), world.notable_logs[-1] if world.notable_logs else None)
         if self._obs_cache.get("logs_key") != logs_key:
             self._obs_cache.update(logs_key=logs_key, logs=sanitize(self._recent_logs(), LOGS_MAX))
+        # traces are sampled lazily and cost milliseconds: refresh the summary when the
+        # routes change or a minute of cluster time has passed
+        plan = world._plans.get(self.scenario.app.name) if self.scenario is not None else None
+        traces_key = (id(world), plan.revision if plan is not None else None, int(world.clock.now // 60))
+        if self._obs_cache.get("traces_key") != traces_key:
+            summary = trace_summary(world, self.scenario.app, world.clock.now, 30.0) if self.scenario is not None else ""
+            self._obs_cache.update(traces_key=traces_key, traces=sanitize(summary, TRACES_MAX))
         cache = self._obs_cache
         return {
             "output": sanitize(self._last_output, OUTPUT_MAX),
             "alerts": cache["alerts"],
             "logs": cache["logs"],
+            "traces": cache["traces"],
             "metrics": cache["window"].copy(),
             "metrics_mask": cache["mask"].copy(),
             "step": np.array([self._steps], dtype=np.int64),

@@ -568,7 +568,7 @@ class World:
             self._log_serving(plan, caller, "dependency_error", fields)
         if res.client_success < 0.99 and res.failed_edges:
             caller, callee, target, error, _ = res.failed_edges[0]
-            rtype = next((r for r in app.requests if any(c.caller == caller for c in r.calls)), app.requests[0])
+            rtype = next((r for r in app.requests if any(c.caller == caller and c.callee == callee for c in r.calls)), app.requests[0])
             if caller == app.entrypoint and error.startswith("dial tcp"):
                 grpc_error = f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing {error}"'
             else:

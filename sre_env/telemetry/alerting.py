@@ -344,6 +344,16 @@ class _Compiled:
         self.last_result: list[tuple[tuple[tuple[str, str], ...], float]] = []
 
 
+_PRECONDITIONS: dict[Rule, Rule] = {}
+
+
+def _precondition_rule(rule: Rule) -> Rule:
+    pre = _PRECONDITIONS.get(rule)
+    if pre is None:
+        pre = _PRECONDITIONS[rule] = Rule(rule.name + ":precondition", rule.precondition, 0.0, "", "")
+    return pre
+
+
 class AlertState:
     """Pending/firing bookkeeping across evaluations (the ``for:`` clause), one per World.
 
@@ -362,6 +372,7 @@ class AlertState:
         self._compiled: dict[str, _Compiled] = {}
         self._evaluator: Evaluator | None = None
         self._saved: dict[str, tuple] = {}
+        self._selections: dict[tuple, tuple] = {}
 
     def __getstate__(self) -> dict:
         state = {k: getattr(self, k) for k in ("rules", "interval_s", "active", "errors", "next_eval", "last_eval")}
@@ -388,7 +399,7 @@ class AlertState:
             self._evaluator = Evaluator(tsdb)
             self._compiled = {}
             for rule in self.rules:
-                for r in (rule, Rule(rule.name + ":precondition", rule.precondition, 0.0, "", "")) if rule.precondition else (rule,):
+                for r in (rule, _precondition_rule(rule)) if rule.precondition else (rule,):
                     saved = self._saved.get(r.name)
                     if saved is not None:
                         try:
@@ -405,15 +416,24 @@ class AlertState:
                 seen[key] = (since, render_template(rule.description, dict(labels), value), now - since >= rule.for_s)
         self.active = seen
 
-    def _select(self, selectors: list[A.Selector]) -> np.ndarray:
+    def _select(self, selectors: list[A.Selector]) -> tuple[np.ndarray, tuple[int, int]]:
+        """The columns a rule reads and a cheap identity of that set (selections are cached arrays)."""
         assert self._evaluator is not None
         parts = [self._evaluator.select(sel) for sel in selectors]
-        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        ident = tuple(map(id, parts))
+        hit = self._selections.get(ident)
+        if hit is not None and all(a is b for a, b in zip(hit[0], parts)):
+            return hit[1], hit[2]
+        cols = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        key = (len(cols), int(cols.sum()) if len(cols) else 0)
+        if len(self._selections) > 4096:
+            self._selections.clear()
+        self._selections[ident] = (parts, cols, key)
+        return cols, key
 
     def _results(self, rule: Rule, tsdb: "TSDB", now: float) -> list[tuple[tuple[tuple[str, str], ...], float]]:
         if rule.precondition:
-            pre = Rule(rule.name + ":precondition", rule.precondition, 0.0, "", "")
-            if not self._results(pre, tsdb, now):
+            if not self._results(_precondition_rule(rule), tsdb, now):
                 comp = self._compiled.get(rule.name)
                 if comp is not None:
                     comp.last_row = -1  # not evaluated: no cached result to reuse
@@ -428,14 +448,13 @@ class AlertState:
         assert self._evaluator is not None
         row = tsdb.rows - 1
         window_rows = int(math.ceil(comp.back_s / tsdb.interval_s)) + 1
-        cols = self._select(comp.selectors)
-        key = (len(cols), int(cols.sum()) if len(cols) else 0)
+        cols, key = self._select(comp.selectors)
         if comp.last_row >= 0:
             # nothing the rule can see changed since its last evaluation: same result
             if key == comp.last_cols and comp.last_row - window_rows >= tsdb.last_changed(cols):
                 return comp.last_result
             # its guard series did not move within the window: still nothing to report
-            if comp.guards and not comp.last_result and row - window_rows >= tsdb.last_changed(self._select(comp.guards)):
+            if comp.guards and not comp.last_result and row - window_rows >= tsdb.last_changed(self._select(comp.guards)[0]):
                 return comp.last_result
         try:
             val = self._evaluator.evaluate(comp.node, Context(np.array([now]), now, now))

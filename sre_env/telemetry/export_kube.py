@@ -269,6 +269,7 @@ class KubeStateMetrics:
             return self._block
         seen: dict[tuple[str, str], tuple[str, np.ndarray, np.ndarray]] = {}
         cols_parts, val_parts = [], []
+        dirty = False
         for kind, fn in KINDS:
             for obj in store.iter(kind):
                 meta = obj["metadata"]
@@ -278,13 +279,15 @@ class KubeStateMetrics:
                 if entry is None or entry[0] != rv:
                     samples = fn(obj)
                     entry = (rv, tsdb.columns([k for k, _ in samples]), np.fromiter((v for _, v in samples), dtype=np.float64, count=len(samples)))
+                    dirty = True
                 seen[key] = entry
                 cols_parts.append(entry[1])
                 val_parts.append(entry[2])
+        dirty = dirty or len(seen) != len(self._objects)
         self._objects = seen
         self._rev = store.revision
-        if cols_parts:
-            self._block = (np.concatenate(cols_parts), np.concatenate(val_parts))
+        if dirty:
+            self._block = (np.concatenate(cols_parts), np.concatenate(val_parts)) if cols_parts else (np.empty(0, dtype=np.int64), np.empty(0))
         return self._block
 
     def __getstate__(self) -> dict:

@@ -212,12 +212,23 @@ class Evaluator:
             return empty_vector(steps)
         teff = self._eval_times(sel.at, sel.offset, ctx)
         if steps == 1:
-            # fast path: every selected series has a sample in the newest row at or before t
-            row, t_row = self.tsdb.row_at(float(teff[0]))
-            if row is not None and t_row > float(teff[0]) - self.lookback_s:
+            t = float(teff[0])
+            row, t_row = self.tsdb.row_at(t)
+            if row is not None and t_row > t - self.lookback_s:
                 vals = row[cols]
                 if not np.isnan(vals).any():
+                    # every selected series has a sample in the newest row at or before t
                     return Vector(self._col_labels(cols), vals[None, :], np.ones((1, len(cols)), dtype=bool), np.full((1, len(cols)), t_row))
+                if t_row == float(self.tsdb.times()[-1]):
+                    # at or after the newest row: each series' newest sample, unless stale or too old
+                    vals, times, ok = self.tsdb.latest_samples(cols, t - self.lookback_s)
+                    if ok.all():
+                        return Vector(self._col_labels(cols), vals[None, :], ok[None, :], times[None, :])
+                    idx = np.flatnonzero(ok)
+                    if len(idx) == 0:
+                        return empty_vector(steps)
+                    labels_all = self._col_labels(cols)
+                    return Vector([labels_all[i] for i in idx], vals[idx][None, :], np.ones((1, len(idx)), dtype=bool), times[idx][None, :])
         times, block = self.tsdb.window(cols, float(teff.min()) - self.lookback_s, float(teff.max()))
         if len(times) == 0:
             return empty_vector(steps)

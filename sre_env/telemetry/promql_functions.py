@@ -117,8 +117,24 @@ def _extrapolated(ev: "Evaluator", node: A.Call, ctx: Context, counter: bool, ra
     if steps == 1:
         lo, hi = int(m.lo[0]), int(m.hi[0])
         blk = m.v[lo:hi]
-        if hi - lo >= 2 and not np.isnan(blk).any():
-            return _extrapolated_dense(ev, m, blk, m.times[lo:hi], counter, rate)
+        if hi - lo >= 2:
+            gaps = np.isnan(blk).any(axis=0)
+            if not gaps.any():
+                return _extrapolated_dense(ev, m, blk, m.times[lo:hi], counter, rate)
+            if not gaps.all():
+                # series with every sample take the dense path, the rest the general one
+                full, part = np.flatnonzero(~gaps), np.flatnonzero(gaps)
+                dense = _extrapolated_dense(ev, _subset(m, full), blk[:, full], m.times[lo:hi], counter, rate)
+                rest = _extrapolated_general(ev, _subset(m, part), steps, counter, rate)
+                return Vector(dense.labels + rest.labels, np.concatenate([dense.v, rest.v], axis=1), np.concatenate([dense.p, rest.p], axis=1))
+    return _extrapolated_general(ev, m, steps, counter, rate)
+
+
+def _subset(m: Matrix, idx: np.ndarray) -> Matrix:
+    return Matrix([m.labels[i] for i in idx], m.times, m.v[:, idx], m.lo, m.hi, m.start, m.end, m.range_s)
+
+
+def _extrapolated_general(ev: "Evaluator", m: Matrix, steps: int, counter: bool, rate: bool) -> Vector:
     w = _Windows(m)
     ok = w.count >= 2
     first_v, last_v = w.value(w.first), w.value(w.last)

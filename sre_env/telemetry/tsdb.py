@@ -85,6 +85,9 @@ class TSDB:
         self._times = np.full(rows, np.nan, dtype=np.float64)
         #: logical row at which each column's value last differed from the row before
         self._changed = np.zeros(cols, dtype=np.int64)
+        #: logical row of each column's newest real sample, and of its newest stale marker (-1: none)
+        self._seen = np.full(cols, -1, dtype=np.int64)
+        self._stale = np.full(cols, -1, dtype=np.int64)
 
     def _reset_indexes(self) -> None:
         self._index: dict[str, int] | None = None
@@ -113,6 +116,10 @@ class TSDB:
         changed = np.zeros(new, dtype=np.int64)
         changed[:cols] = self._changed
         self._changed = changed
+        for attr in ("_seen", "_stale"):
+            arr = np.full(new, -1, dtype=np.int64)
+            arr[:cols] = getattr(self, attr)
+            setattr(self, attr, arr)
 
     def _grow_rows(self) -> None:
         have = self._data.shape[0]
@@ -166,6 +173,8 @@ class TSDB:
         gone = self._present & ~present
         if gone.any():
             row[gone] = STALE_NAN
+            self._stale[gone] = self.rows
+        self._seen[present] = self.rows
         # change tracking (lets rule evaluation skip rules whose inputs are constant)
         if self.rows:
             prev = self._data[(self.rows - 1) % self.capacity]
@@ -221,6 +230,18 @@ class TSDB:
         if i < 0:
             return None, float("nan")
         return self._data[phys[i]], float(times[i])
+
+    def latest_samples(self, cols: np.ndarray, t_min: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values, sample times, present) of each column's newest sample, for an instant at or
+        after the newest row: present when that sample is newer than ``t_min`` and no stale
+        marker followed it (Prometheus' lookback with staleness, without scanning the window)."""
+        seen = self._seen[cols]
+        oldest = self.rows - self.stored_rows
+        ok = (seen >= oldest) & (seen > self._stale[cols])
+        phys = np.where(ok, seen, self.rows - 1) % self.capacity
+        times = self._times[phys]
+        ok &= times > t_min
+        return self._data[phys, cols], times, ok
 
     def last_changed(self, cols: np.ndarray) -> int:
         """The latest logical row at which any of ``cols`` changed value or presence."""
@@ -314,6 +335,8 @@ class TSDB:
             "times": times.copy(),
             "present": self._present[:n].copy(),
             "changed": self._changed[:n].copy(),
+            "seen": self._seen[:n].copy(),
+            "stale": self._stale[:n].copy(),
         }
         state.update(_encode(data))
         return state
@@ -346,6 +369,10 @@ class TSDB:
         self._data = data
         self._changed = np.zeros(alloc_cols, dtype=np.int64)
         self._changed[:n_cols] = state["changed"]
+        self._seen = np.full(alloc_cols, -1, dtype=np.int64)
+        self._seen[:n_cols] = state["seen"]
+        self._stale = np.full(alloc_cols, -1, dtype=np.int64)
+        self._stale[:n_cols] = state["stale"]
         self._present = np.zeros(alloc_cols, dtype=bool)
         self._present[:n_cols] = state["present"]
         self._reset_indexes()
