@@ -21,6 +21,9 @@ from .world import World
 
 __all__ = ["SimBackend", "SimApi", "SimNodes"]
 
+#: how far back `kubectl logs` generates per-request lines when --since is not given
+LAZY_LOG_WINDOW_S = 600.0
+
 Obj = dict[str, Any]
 
 
@@ -116,6 +119,16 @@ class SimApi:
                 reason = {"ErrImagePull": "image can't be pulled", "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
                 raise ApiError.bad_request(f'container "{cname}" in pod "{name}" is waiting to start: {reason}')
             lines = list(ctr.log)
+            if ctr.state == "running" and ctr.started_at is not None:
+                # per-request lines are generated on demand (sre_env.telemetry.lazylogs), so
+                # `kubectl logs` and `logql` show the same stream
+                from ..telemetry.lazylogs import request_entries
+
+                now = self.world.clock.now
+                lo = max(ctr.started_at, now - (since_seconds if since_seconds is not None else LAZY_LOG_WINDOW_S))
+                extra = [(e.t, e.line) for e in request_entries(self.world, pod, cname, lo, now)]
+                if extra:
+                    lines = sorted(lines + extra, key=lambda x: x[0])
         now = self.world.clock.now
         if since_seconds is not None:
             lines = [(t, l) for t, l in lines if t >= now - since_seconds]
