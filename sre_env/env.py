@@ -33,7 +33,7 @@ from sre_env.shell import CommandResult, ShellContext, command_reference, run_co
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.baseline_cache import developed_incident
 from sre_env.sim.clock import iso
-from sre_env.telemetry.traces import trace_summary
+from sre_env.telemetry.traces import span_summary
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
 
@@ -289,12 +289,10 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         logs_key = (id(world), world.clock.now, len(world.notable_logs), world.notable_logs[-1] if world.notable_logs else None)
         if self._obs_cache.get("logs_key") != logs_key:
             self._obs_cache.update(logs_key=logs_key, logs=sanitize(self._recent_logs(), LOGS_MAX))
-        # traces are sampled lazily and cost milliseconds: refresh the summary when the
-        # routes change or a minute of cluster time has passed
         plan = world._plans.get(self.scenario.app.name) if self.scenario is not None else None
-        traces_key = (id(world), plan.revision if plan is not None else None, int(world.clock.now // 60))
+        traces_key = (scrape_key, plan.revision if plan is not None else None)
         if self._obs_cache.get("traces_key") != traces_key:
-            summary = trace_summary(world, self.scenario.app, world.clock.now, 30.0) if self.scenario is not None else ""
+            summary = span_summary(world, self.scenario.app, world.clock.now, 30.0) if self.scenario is not None else ""
             self._obs_cache.update(traces_key=traces_key, traces=sanitize(summary, TRACES_MAX))
         cache = self._obs_cache
         return {

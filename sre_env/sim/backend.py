@@ -125,7 +125,11 @@ class SimApi:
                 from ..telemetry.lazylogs import request_entries
 
                 now = self.world.clock.now
-                lo = max(ctr.started_at, now - (since_seconds if since_seconds is not None else LAZY_LOG_WINDOW_S))
+                window = since_seconds if since_seconds is not None else LAZY_LOG_WINDOW_S
+                if tail is not None and tail >= 0:
+                    # a few sampled lines per 15 s interval: look back only as far as --tail needs
+                    window = min(window, 15.0 * (tail // 2 + 2))
+                lo = max(ctr.started_at, now - window)
                 extra = [(e.t, e.line) for e in request_entries(self.world, pod, cname, lo, now)]
                 if extra:
                     lines = sorted(lines + extra, key=lambda x: x[0])

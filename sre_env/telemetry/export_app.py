@@ -113,11 +113,7 @@ class AppExporter:
         self._layouts: dict[str, _Layout] = {}
         self._loadgen: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_layouts"] = {}
-        state["_loadgen"] = {}
-        return state
+    # layouts (TSDB columns of each app's series) travel with a snapshot, like the TSDB
 
     # ------------------------------------------------------------------ layout
     def _layout(self, world: "World", app: "AppSpec", tsdb: TSDB) -> _Layout:

@@ -74,13 +74,11 @@ class HostExporters:
         self._ctr_key: tuple = ()
         self._ctr_cols = np.empty(0, dtype=np.int64)
         self._node_cols: np.ndarray | None = None
+        #: node -> (disk usage key, filesystem values)
+        self._fs: dict[str, tuple[tuple, list[float]]] = {}
 
-    def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in ("last_t", "containers", "cpu", "disks", "usage")}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._reset_caches()
+    # caches (TSDB columns per container and node) travel with a snapshot: the TSDB is
+    # restored identically, and rebuilding them after every restore costs more
 
     def _pod_static(self, pod: dict) -> list[tuple[str, float, float, str]]:
         """(container, cpu limit cores, memory limit bytes, image) per spec container, cached by resourceVersion."""
@@ -218,8 +216,16 @@ class HostExporters:
             if build:
                 keys += [series_key(g, base) for g, _ in gauges[:-1]]
                 keys.append(series_key("node_uname_info", {**base, "nodename": name, "release": host.kernel, "machine": "x86_64", "sysname": "Linux"}))
-            # filesystems
-            for d, _i, part, _minor, mnt, size in _parts(host):
+            # filesystems (their numbers only move when a disk's usage does)
+            fs_key = tuple((d.used_bytes, d.inodes_used, d.inodes_total, d.size_bytes) for d in host.disks)
+            cached = self._fs.get(name)
+            if cached is not None and cached[0] == fs_key and not build:
+                vals += cached[1]
+                fs_iter: tuple = ()
+            else:
+                fs_iter = tuple(_parts(host))
+                fs_start = len(vals)
+            for d, _i, part, _minor, mnt, size in fs_iter:
                 if not mnt:
                     continue
                 if mnt == "/boot/efi":
@@ -232,6 +238,8 @@ class HostExporters:
                 if build:
                     labels = {**base, "device": f"/dev/{part}", "fstype": fstype, "mountpoint": mnt}
                     keys += [series_key(m, labels) for m in FS_METRICS]
+            if fs_iter:
+                self._fs[name] = (fs_key, vals[fs_start:])
             # disks
             for i, d in enumerate(host.disks):
                 stats = DiskStats(d, i)

@@ -256,21 +256,26 @@ KINDS: tuple[tuple[str, Callable[[Obj], list[Sample]]], ...] = (
 
 
 class KubeStateMetrics:
-    """The object-derived block of a scrape, cached per object resourceVersion and store revision."""
+    """The object-derived block of a scrape, cached per object resourceVersion, kind and store revision."""
 
     def __init__(self) -> None:
         self._objects: dict[tuple[str, str], tuple[str, np.ndarray, np.ndarray]] = {}
         self._rev = -1
+        #: kind -> (kind revision, columns, values) of that kind's objects
+        self._kinds: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
         self._block: tuple[np.ndarray, np.ndarray] = (np.empty(0, dtype=np.int64), np.empty(0))
 
     def collect(self, world: "World", tsdb: TSDB) -> tuple[np.ndarray, np.ndarray]:
         store = world.store
         if store.revision == self._rev:
             return self._block
-        seen: dict[tuple[str, str], tuple[str, np.ndarray, np.ndarray]] = {}
-        cols_parts, val_parts = [], []
         dirty = False
         for kind, fn in KINDS:
+            krev = store.kind_revision.get(kind, 0) + 1_000_000 * store.membership_revision.get(kind, 0)
+            cached = self._kinds.get(kind)
+            if cached is not None and cached[0] == krev:
+                continue
+            cols_parts, val_parts = [], []
             for obj in store.iter(kind):
                 meta = obj["metadata"]
                 key = (kind, meta.get("uid") or f"{meta.get('namespace', '')}/{meta['name']}")
@@ -278,21 +283,24 @@ class KubeStateMetrics:
                 entry = self._objects.get(key)
                 if entry is None or entry[0] != rv:
                     samples = fn(obj)
-                    entry = (rv, tsdb.columns([k for k, _ in samples]), np.fromiter((v for _, v in samples), dtype=np.float64, count=len(samples)))
-                    dirty = True
-                seen[key] = entry
+                    entry = self._objects[key] = (rv, tsdb.columns([k for k, _ in samples]), np.fromiter((v for _, v in samples), dtype=np.float64, count=len(samples)))
                 cols_parts.append(entry[1])
                 val_parts.append(entry[2])
-        dirty = dirty or len(seen) != len(self._objects)
-        self._objects = seen
+            if cols_parts:
+                block = (krev, np.concatenate(cols_parts), np.concatenate(val_parts))
+            else:
+                block = (krev, np.empty(0, dtype=np.int64), np.empty(0))
+            if cached is None or not (np.array_equal(cached[1], block[1]) and np.array_equal(cached[2], block[2])):
+                dirty = True
+            self._kinds[kind] = block
+        if len(self._objects) > 4096:  # entries of deleted objects pile up with pod churn: start over
+            self._objects = {}
         self._rev = store.revision
         if dirty:
-            self._block = (np.concatenate(cols_parts), np.concatenate(val_parts)) if cols_parts else (np.empty(0, dtype=np.int64), np.empty(0))
+            parts = [self._kinds[k] for k, _ in KINDS if k in self._kinds]
+            self._block = (np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
         return self._block
 
-    def __getstate__(self) -> dict:
-        # derived from the store; rebuilt on the first scrape after a restore
-        return {}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__()  # type: ignore[misc]
+    # the caches travel with a snapshot: rebuilding every object's series after each
+    # restore would cost more than carrying them (they reference TSDB columns, which a
+    # snapshot restores identically)

@@ -70,12 +70,6 @@ class Scraper:
         self._obj_rev = -1
         self._obj_values: dict[str, float] = {}
 
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_names"] = {}
-        state["_obj_rev"] = -1
-        state["_obj_values"] = {}
-        return state
 
     def scrape(self, world: "World", tsdb: TSDB, recorded: "SeriesRing") -> None:
         now = world.clock.now

@@ -123,8 +123,9 @@ class LabelCache:
         return [self.drop_name(lab) for lab in labels]
 
     def memo(self, key: tuple, pin: object, fn):  # noqa: ANN001 - small internal helper
+        """``fn()`` cached under ``key``, whose ids name objects ``pin`` keeps alive (so no id is reused)."""
         hit = self._memo.get(key)
-        if hit is not None and hit[0] is pin:
+        if hit is not None:
             return hit[1]
         val = fn()
         if len(self._memo) > 50_000:  # label sets churn with pods; keep the cache bounded
@@ -316,12 +317,12 @@ class Evaluator:
         if op == "quantile":
             assert isinstance(param, Scalar)
             return self._quantile(param.v, x, keys, group_labels)
-        order = np.argsort(keys, kind="stable")
-        sk = keys[order]
-        starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
-        out_labels = [group_labels[int(sk[s])] for s in starts]
-        v = x.v[:, order]
-        p = x.p[:, order]
+        order, starts, out_labels, identity = self.labels.memo(("agg-order", id(keys)), keys, lambda: _group_order(keys, group_labels))
+        if identity:  # every series its own group, already in order
+            v, p = x.v, x.p
+        else:
+            v = x.v[:, order]
+            p = x.p[:, order]
         count = np.add.reduceat(p.astype(np.float64), starts, axis=1)
         present = count > 0
         if op == "sum":
@@ -349,7 +350,7 @@ class Evaluator:
 
     def _groups(self, labels: list[Labels], by: bool, names: tuple[str, ...]) -> tuple[np.ndarray, list[Labels]]:
         ids = tuple(map(id, labels))
-        return self.labels.memo(("groups", ids, by, names), labels[0] if labels else None, lambda: self._compute_groups(labels, by, names))
+        return self.labels.memo(("groups", ids, by, names), tuple(labels), lambda: self._compute_groups(labels, by, names))
 
     def _compute_groups(self, labels: list[Labels], by: bool, names: tuple[str, ...]) -> tuple[np.ndarray, list[Labels]]:
         index: dict[tuple, int] = {}
@@ -472,19 +473,41 @@ class Evaluator:
         drop.add("__name__")
         return tuple(sorted((k, v) for k, v in lab.items() if k not in drop))
 
-    def _pairs(self, many: list[Labels], one: list[Labels], on: bool, names: tuple[str, ...]) -> tuple[dict[tuple, list[int]], list[int], list[int], list[tuple]]:
-        """Which many-side series match which one-side series (static for given label lists)."""
+    def _plan(self, many: list[Labels], one: list[Labels], on: bool, names: tuple[str, ...], card: str, include: tuple[str, ...], drop: bool):  # noqa: ANN202
+        """How two vectors match (static for given label lists): pairs, result labels, the checks to run.
+
+        Returns (one-side duplicate groups, many indices, one indices, result labels,
+        pair groups that need a per-step cardinality check, whether result labels repeat).
+        """
         one_sigs: dict[tuple, list[int]] = {}
         for j, lab in enumerate(one):
-            one_sigs.setdefault(self._signature(lab, on, names), []).append(j)
+            one_sigs.setdefault(self._compute_signature(lab, on, names), []).append(j)
         pi, pj, psig = [], [], []
         for i, lab in enumerate(many):
-            sig = self._signature(lab, on, names)
+            sig = self._compute_signature(lab, on, names)
             for j in one_sigs.get(sig, ()):
                 pi.append(i)
                 pj.append(j)
                 psig.append(sig)
-        return one_sigs, pi, pj, psig
+        out_labels = [_result_metric(many[i], one[j], drop, card, on, names, include) for i, j in zip(pi, pj)]
+        by_sig: dict[tuple, list[int]] = {}
+        for c, sig in enumerate(psig):
+            by_sig.setdefault(sig, []).append(c)
+        checks: list[list[int]] = []
+        for cs in by_sig.values():
+            if len(cs) < 2:
+                continue
+            if card == "one-to-one":
+                checks.append(cs)
+            else:
+                seen: dict[tuple, list[int]] = {}
+                for c in cs:
+                    seen.setdefault(label_key(out_labels[c]), []).append(c)
+                checks.extend(g for g in seen.values() if len(g) > 1)
+        keys = [label_key(lab) for lab in out_labels]
+        merged = len(set(keys)) != len(keys)
+        dups = [(sig, js) for sig, js in one_sigs.items() if len(js) > 1]
+        return dups, np.asarray(pi, dtype=np.int64), np.asarray(pj, dtype=np.int64), out_labels, checks, merged
 
     def _and_unless(self, op: str, lhs: Vector, rhs: Vector, node: A.Binary) -> Vector:
         steps = lhs.v.shape[0]
@@ -524,14 +547,15 @@ class Evaluator:
         many, one = (rhs, lhs) if swapped else (lhs, rhs)
         on, names = node.on, node.match_labels
         side = "left" if swapped else "right"
-        pairing = self.labels.memo(
-            ("pairs", tuple(map(id, many.labels)), tuple(map(id, one.labels)), on, names),
-            (many.labels[0], one.labels[0]),
-            lambda: self._pairs(many.labels, one.labels, on, names),
+        drop = op in ARITHMETIC or node.bool_
+        plan = self.labels.memo(
+            ("vv", tuple(map(id, many.labels)), tuple(map(id, one.labels)), on, names, node.card, node.include, drop),
+            (tuple(many.labels), tuple(one.labels)),
+            lambda: self._plan(many.labels, one.labels, on, names, node.card, node.include, drop),
         )
-        one_sigs, pi, pj, psig = pairing
-        for sig, js in one_sigs.items():
-            if len(js) > 1 and (one.p[:, js].sum(axis=1) > 1).any():
+        one_dups, I, J, out_labels, checks, merged = plan
+        for sig, js in one_dups:
+            if (one.p[:, js].sum(axis=1) > 1).any():
                 a, b = js[0], js[1]
                 matched = "{" + ", ".join(f'{k}="{v}"' for k, v in sig) + "}"
                 raise PromQLError(
@@ -540,10 +564,8 @@ class Evaluator:
                     f"[{format_labels(one.labels[b])}, {format_labels(one.labels[a])}];"
                     "many-to-many matching not allowed: matching labels must be unique on one side",
                 )
-        if not pi:
+        if len(I) == 0:
             return empty_vector(steps)
-        I = np.asarray(pi)
-        J = np.asarray(pj)
         present = many.p[:, I] & one.p[:, J]
         mv, ov = many.v[:, I], one.v[:, J]
         fl, fr = (ov, mv) if swapped else (mv, ov)
@@ -555,30 +577,24 @@ class Evaluator:
                 value, keep = fl, present & cond
         else:
             value, keep = _arith(op, fl, fr), present
-        drop = op in ARITHMETIC or node.bool_
-        memo = self.labels.memo
-        out_labels = []
-        for i, j in zip(pi, pj):
-            ml, ol = many.labels[i], one.labels[j]
-            out_labels.append(memo(("result", id(ml), id(ol), drop, node.card, on, names, node.include), ml, lambda ml=ml, ol=ol: _result_metric(ml, ol, drop, node.card, on, names, node.include)))
         # cardinality checks, per step, as Prometheus does while it builds the result
-        by_sig: dict[tuple, list[int]] = {}
-        for c, sig in enumerate(psig):
-            by_sig.setdefault(sig, []).append(c)
-        for sig, cs in by_sig.items():
-            if len(cs) < 2:
-                continue
-            if node.card == "one-to-one":
-                if (keep[:, cs].sum(axis=1) > 1).any():
+        for cs in checks:
+            if (keep[:, cs].sum(axis=1) > 1).any():
+                if node.card == "one-to-one":
                     raise PromQLError("execution", "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)")
-            else:
-                seen: dict[tuple, list[int]] = {}
-                for c in cs:
-                    seen.setdefault(label_key(out_labels[c]), []).append(c)
-                for group in seen.values():
-                    if len(group) > 1 and (keep[:, group].sum(axis=1) > 1).any():
-                        raise PromQLError("execution", "multiple matches for labels: grouping labels must ensure unique matches")
+                raise PromQLError("execution", "multiple matches for labels: grouping labels must ensure unique matches")
+        if not merged:
+            return Vector(out_labels, value, keep).compact()
         return assemble(out_labels, value, keep)
+
+
+def _group_order(keys: np.ndarray, group_labels: list[Labels]) -> tuple[np.ndarray, np.ndarray, list[Labels], bool]:
+    """Column order that makes groups contiguous, each group's first position, and its labels."""
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+    identity = len(starts) == len(keys) and bool((order == np.arange(len(keys))).all())
+    return order, starts, [group_labels[int(sk[s])] for s in starts], identity
 
 
 def _result_metric(many: Labels, one: Labels, drop: bool, card: str, on: bool, names: tuple[str, ...], include: tuple[str, ...]) -> Labels:

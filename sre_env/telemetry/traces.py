@@ -716,3 +716,43 @@ def format_dependencies(deps: list[tuple[str, str, int]]) -> str:
 
 def dependencies_json(deps: list[tuple[str, str, int]]) -> str:
     return json.dumps({"data": [{"parent": p, "child": c, "callCount": n, "source": "jaeger"} for p, c, n in deps], "total": len(deps), "limit": 0, "offset": 0, "errors": None}) + "\n"
+
+
+def span_summary(world: "World", app: "AppSpec | str | None", t: float | None = None, window_s: float = 30.0) -> str:
+    """The trace summary without sampling traces: the same rates and edge errors the spans come from.
+
+    Cheap enough for every observation; ``trace_summary`` samples real traces and
+    agrees with it on which calls fail.
+    """
+    a = _app(world, app)
+    if a is None:
+        return "traces: no application\n"
+    now = world.clock.now if t is None else t
+    client = world.client_sample(a.namespace, now)
+    if client is None:
+        return f"traces (last {int(window_s)}s): none sampled\n"
+    offered, success, _ = client
+    lines = [f"traces (last {int(window_s)}s, ~{int(round(offered * window_s))} requests): {100.0 * (1.0 - success):.1f}% failed"]
+    errors, slow = [], []
+    for comp in sorted(a.components, key=lambda c: c.name):
+        if not _traced(comp):
+            continue
+        sample = world.service_sample(a.namespace, comp.name, now)
+        if sample is None:
+            continue
+        rps, err, p99 = sample
+        if rps > 0 and err > 0.001:
+            errors.append((-err, comp.name))
+        if rps > 0:
+            slow.append((-p99, comp.name))
+    lines.append("  errors by service: " + (", ".join(f"{name} {100.0 * -e:.1f}%" for e, name in sorted(errors)) if errors else "none"))
+    plan = getattr(world, "_plans", {}).get(a.name)
+    if plan is not None:
+        broken = sorted((caller, callee, edge.error) for (caller, callee), edge in plan.edges.items() if edge.ok < 0.999 and edge.error)
+        if broken:
+            caller, callee, error = broken[0]
+            lines.append(f"  failing call: {caller} -> {callee}: {error}")
+    if slow:
+        p99, name = sorted(slow)[0]
+        lines.append(f"  slowest: {name} p99 {-p99:.1f}ms")
+    return "\n".join(lines) + "\n"

@@ -92,7 +92,8 @@ class TSDB:
     def _reset_indexes(self) -> None:
         self._index: dict[str, int] | None = None
         self._by_name: dict[str, list[int]] | None = None
-        self._labels: list[dict[str, str]] = []
+        #: parsed labels per column, filled lazily (None: not parsed yet)
+        self._labels: list[dict[str, str] | None] = []
         self._select_cache: dict[tuple, tuple[int, list[int], np.ndarray]] = {}
         self._regex: dict[str, re.Pattern] = {}
         self._chrono: tuple[int, np.ndarray, np.ndarray] | None = None
@@ -248,13 +249,13 @@ class TSDB:
         return int(self._changed[cols].max()) if len(cols) else -1
 
     def labels(self, col: int) -> dict[str, str]:
-        self._parse_labels()
-        return self._labels[col]
-
-    def _parse_labels(self) -> None:
-        have = len(self._labels)
-        if have < len(self.keys):
-            self._labels.extend(parse_key(k) for k in self.keys[have:])
+        labels = self._labels
+        if col >= len(labels):
+            labels.extend([None] * (len(self.keys) - len(labels)))
+        lab = labels[col]
+        if lab is None:
+            lab = labels[col] = parse_key(self.keys[col])
+        return lab
 
     def _name_index(self) -> dict[str, list[int]]:
         if self._by_name is None:
@@ -274,8 +275,7 @@ class TSDB:
         if cached is not None and cached[0] == n:
             return cached[2]
         start, found = (cached[0], cached[1]) if cached is not None else (0, [])
-        self._parse_labels()
-        labels = self._labels
+        labels = self.labels
         names = [v for k, op, v in matchers if k == "__name__" and op == "="]
         if names:
             candidates = [c for c in self._name_index().get(names[0], ()) if c >= start]
@@ -284,7 +284,7 @@ class TSDB:
         tests = [(k, op, self._compile(v) if op in ("=~", "!~") else v) for k, op, v in matchers]
         found = list(found)
         for c in candidates:
-            lab = labels[c]
+            lab = labels(c)
             for k, op, v in tests:
                 have = lab.get(k, "")
                 if op == "=":
@@ -337,6 +337,8 @@ class TSDB:
             "changed": self._changed[:n].copy(),
             "seen": self._seen[:n].copy(),
             "stale": self._stale[:n].copy(),
+            # selections are derived, but recomputing them after every restore costs more than carrying them
+            "select": {m: (c[0], c[1]) for m, c in self._select_cache.items() if len(c[1]) < 4096},
         }
         state.update(_encode(data))
         return state
@@ -376,6 +378,8 @@ class TSDB:
         self._present = np.zeros(alloc_cols, dtype=bool)
         self._present[:n_cols] = state["present"]
         self._reset_indexes()
+        for m, (n, found) in state.get("select", {}).items():
+            self._select_cache[m] = (n, found, np.asarray(found, dtype=np.int64))
 
 
 def _encode(data: np.ndarray) -> dict:
