@@ -151,7 +151,7 @@ class HumanAgent:
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
         from sre_env.agents import StopEpisode
-        from sre_env.shell import command_reference
+        from sre_env.env import SREEnv
 
         if not self._started:  # first call: the brief and the alerts at the start
             self.show(observation)
@@ -169,7 +169,7 @@ class HumanAgent:
             if line in ("quit", "exit"):
                 raise StopEpisode
             if line == "help":
-                print(command_reference() + "\nLocal: help, alerts, logs, quit (end without submitting), submit <diagnosis> (end and grade).")
+                print(SREEnv.command_reference() + "\nLocal: help, alerts, logs, quit (end without submitting), submit <diagnosis> (end and grade).")
             elif line == "alerts":
                 print(observation.get("alerts") or "(none firing)")
             elif line == "logs":

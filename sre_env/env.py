@@ -335,4 +335,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
 
     @staticmethod
     def command_reference() -> str:
-        return command_reference()
+        """Every command an agent can type (shell, kubectl, ssh, observability, submit)."""
+        from sre_env.telemetry import telemetry_reference
+
+        return command_reference() + "\n" + telemetry_reference()
