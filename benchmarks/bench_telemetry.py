@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_env import command_mix  # noqa: E402
@@ -29,7 +31,6 @@ from bench_env import command_mix  # noqa: E402
 from sre_env.env import SREEnv  # noqa: E402
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION  # noqa: E402
 from sre_env.sim.baseline_cache import healthy_world  # noqa: E402
-from sre_env.sim.metrics import MetricsStore  # noqa: E402
 from sre_env.telemetry.alerting import AlertState  # noqa: E402
 from sre_env.telemetry.promql import query, query_range  # noqa: E402
 from sre_env.telemetry.promql_engine import Evaluator  # noqa: E402
@@ -73,23 +74,21 @@ def bench_scrape(repeats: int) -> dict[str, float]:
 
 @contextmanager
 def telemetry_off() -> Iterator[None]:
-    """The world before the TSDB: recorded series only, no rule evaluation."""
-    scrape, evaluate = MetricsStore.scrape, AlertState.evaluate
+    """The world before the TSDB: recorded series only (no exporters' samples), no rule evaluation."""
+    from sre_env.telemetry.export_app import AppExporter
+    from sre_env.telemetry.export_host import HostExporters
+    from sre_env.telemetry.export_kube import KubeStateMetrics
 
-    def recorded_only(self: MetricsStore, world) -> None:  # noqa: ANN001
-        sc = self.scraper
-        sc.kube.collect = lambda world, tsdb: (sc.kube._block[0][:0], sc.kube._block[1][:0])  # type: ignore[method-assign]
-        sc.host.collect = lambda world, tsdb, pod_rps: []  # type: ignore[method-assign]
-        sc.app.collect = lambda world, app, res, tsdb, jitter: []  # type: ignore[method-assign]
-        scrape(self, world)
-
-    MetricsStore.scrape = recorded_only  # type: ignore[method-assign]
+    saved = (KubeStateMetrics.collect, HostExporters.collect, AppExporter.collect, AlertState.evaluate)
+    empty = (np.empty(0, dtype=np.int64), np.empty(0))
+    KubeStateMetrics.collect = lambda self, world, tsdb: empty  # type: ignore[method-assign]
+    HostExporters.collect = lambda self, world, tsdb, pod_rps: []  # type: ignore[method-assign]
+    AppExporter.collect = lambda self, world, app, res, tsdb, jitter: []  # type: ignore[method-assign]
     AlertState.evaluate = lambda self, world, force=False: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        MetricsStore.scrape = scrape  # type: ignore[method-assign]
-        AlertState.evaluate = evaluate  # type: ignore[method-assign]
+        KubeStateMetrics.collect, HostExporters.collect, AppExporter.collect, AlertState.evaluate = saved  # type: ignore[method-assign]
 
 
 def bench_steps(env_id: str, steps: int, repeats: int = 5) -> float:

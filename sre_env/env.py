@@ -33,6 +33,7 @@ from sre_env.shell import CommandResult, ShellContext, command_reference, run_co
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.baseline_cache import developed_incident
 from sre_env.sim.clock import iso
+from sre_env.telemetry.exporters import observation_series, window_and_mask
 from sre_env.telemetry.traces import span_summary
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
@@ -84,14 +85,8 @@ def sanitize(text: str, limit: int) -> str:
 
 
 def metric_names(scenario_cls: type[Scenario]) -> list[str]:
-    """The fixed series of the observation's metrics window, in order."""
-    app = scenario_cls.app
-    ns = app.namespace
-    names = [f"client_success_ratio{{namespace={ns}}}", f"client_rps{{namespace={ns}}}", f"client_latency_p99_ms{{namespace={ns}}}"]
-    for comp in sorted(app.components, key=lambda c: c.name):
-        for m in ("rps", "error_ratio", "latency_p99_ms", "ready_replicas", "restarts"):
-            names.append(f"{m}{{namespace={ns},service={comp.name}}}")
-    return names
+    """The fixed series of the observation's metrics window, in order (documented in the README)."""
+    return observation_series(scenario_cls.app)
 
 
 class SREEnv(gym.Env[dict[str, Any], str]):
@@ -282,7 +277,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         # callers may keep or mutate what they get)
         scrape_key = (id(world), world.metrics.rows)
         if self._obs_cache.get("scrape") != scrape_key:
-            window, mask = world.metrics.window_and_mask(self._metric_names, WINDOW)
+            window, mask = window_and_mask(world, self._metric_names, WINDOW)
             np.clip(window, 0.0, METRIC_MAX, out=window)
             alerts = sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX)
             self._obs_cache.update(scrape=scrape_key, window=window, mask=mask, alerts=alerts)

@@ -16,6 +16,7 @@ from ..errors import ApiError
 from .kinds import kind_info
 from .network import resolve_route
 from .podenv import resolve_env
+from ..telemetry.exporters import pod_cpu_millicores
 from .views import ContainerView, HostView
 from .world import World
 
@@ -206,7 +207,7 @@ class SimApi:
                 continue
             comp = world.component_for(pod)
             load = rps.get(pod["metadata"]["uid"], 0.0)
-            cpu = 1 + int(load * (comp.latency_ms if comp else 1.0) * 0.35)
+            cpu = pod_cpu_millicores(comp, load)
             mem = sum(int(c.memory_mib * 1024 * 1024) for c in rt.containers.values() if c.state == "running")
             out.append((pod["metadata"]["namespace"], pod["metadata"]["name"], cpu, mem))
         return out

@@ -64,8 +64,6 @@ class World:
         self._db_disks: dict[str, list] = {}
         #: (deployment uid, generation) -> pod-template-hash
         self.template_hashes: dict[tuple[str, int], str] = {}
-        self._scrape_cache_rev = -1
-        self._scrape_cache: dict[str, float] = {}
         self._traffic_settled: dict[str, bool] = {}
         self._controllers_rev = -1
         self._ip_counters: dict[str, int] = {}
