@@ -165,7 +165,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._risk = RiskMonitor(risk_context_for(self.scenario, backend))
         self._potential = self._health() if self.reward_spec.shaping else 0.0
         self._last_output = self.scenario.brief() + _TASK_HINTS[self.task]
-        return self._observation(), self._info(None)
+        # what the columns of obs["metrics"] are, once per episode rather than every step
+        return self._observation(), self._info(None) | {"metric_names": list(self._metric_names), "task": self.task}
 
     def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.backend is None or self.scenario is None:
