@@ -112,6 +112,8 @@ class AppExporter:
         self.last_t: dict[str, float] = {}
         self._layouts: dict[str, _Layout] = {}
         self._loadgen: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: lognormal bucket shares of the last scrape, reused while latencies stand still (derived)
+        self._cdf_cache: dict[str, tuple] = {}
 
     # layouts (TSDB columns of each app's series) travel with a snapshot, like the TSDB
 
@@ -192,6 +194,26 @@ class AppExporter:
         self._layouts[app.name] = lay
         return lay
 
+    def _cdf(self, lay: _Layout, mean_s: np.ndarray) -> np.ndarray:
+        """Bucket shares of the layout's histogram series: recomputed only when a pod's mean latency moves."""
+        key = (id(lay), mean_s.tobytes())
+        hit = self._cdf_cache.get("pods")
+        if hit is not None and hit[0] == key and hit[2] is lay:
+            return hit[1]
+        bucket = lay.kind == BUCKET
+        cdf = lognormal_cdf(lay.le[bucket], mean_s[lay.pod_idx][bucket])
+        self._cdf_cache["pods"] = (key, cdf, lay)
+        return cdf
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_cdf_cache"] = {}  # derived
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_cdf_cache", {})
+
     # ------------------------------------------------------------------ scrape
     def collect(self, world: "World", app: "AppSpec", res: "TickResult", tsdb: TSDB, jitter: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         now = world.clock.now
@@ -241,7 +263,7 @@ class AppExporter:
         inc = np.where(kinds == ERR, tot * err[pi] * (lay.code == pcode[pi]), inc)
         bucket = kinds == BUCKET
         if bucket.any():
-            inc[bucket] = tot[bucket] * lognormal_cdf(lay.le[bucket], mean_s[pi][bucket])
+            inc[bucket] = tot[bucket] * self._cdf(lay, mean_s)
         inc = np.where(kinds == SUM, tot * mean_s[pi], inc)
         inc *= lay.share * dt[pi]
         acc[reset[pi]] = 0.0
@@ -295,7 +317,11 @@ class AppExporter:
         counters = status >= 0
         inc[counters] = offered * by_status[status[counters]]
         bucket = kind == BUCKET
-        inc[bucket] = offered * lognormal_cdf(le[bucket], np.full(int(bucket.sum()), mean_s))
+        cdf_key = (app.name, mean_s)
+        cdf = self._cdf_cache.get("loadgen")
+        if cdf is None or cdf[0] != cdf_key:
+            cdf = self._cdf_cache["loadgen"] = (cdf_key, lognormal_cdf(le[bucket], np.full(int(bucket.sum()), mean_s)))
+        inc[bucket] = offered * cdf[1]
         inc[kind == SUM] = offered * mean_s
         acc = self.loadgen_acc[app.name]
         acc += inc * share * window

@@ -119,11 +119,14 @@ class Scraper:
         """CPU cores and memory bytes per service, summed over its running containers (from cAdvisor's pass)."""
         usage = self.host.usage
         out: dict[str, float] = {}
+        names = self.__dict__.get("_usage_names")
+        if names is None or len(names) != len(world.components):
+            names = self._usage_names = {key: (f"cpu_cores{{namespace={key[0]},service={key[1]}}}", f"memory_bytes{{namespace={key[0]},service={key[1]}}}") for key in world.components}
         for key in world.components:
             cores, mem = usage.get(key, (0.0, 0.0))
-            ns, name = key
-            out[f"cpu_cores{{namespace={ns},service={name}}}"] = cores
-            out[f"memory_bytes{{namespace={ns},service={name}}}"] = mem
+            cpu_name, mem_name = names.get(key) or (f"cpu_cores{{namespace={key[0]},service={key[1]}}}", f"memory_bytes{{namespace={key[0]},service={key[1]}}}")
+            out[cpu_name] = cores
+            out[mem_name] = mem
         return out
 
     @staticmethod
