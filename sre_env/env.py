@@ -46,7 +46,7 @@ ALERTS_MAX = 4096
 LOGS_MAX = 4096
 TRACES_MAX = 2048
 ACTION_MAX = 16384
-WINDOW = 12  # metric samples (15 s apart) in the observation
+WINDOW = 12  # metric samples (one per 30 s scrape) in the observation
 METRIC_MAX = 1e9  # finite bounds: rates, ratios, milliseconds and counts all stay far below
 _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 

@@ -40,7 +40,8 @@ __all__ = ["World", "TICK_S", "SCRAPE_S"]
 
 Obj = dict[str, Any]
 TICK_S = 5.0
-SCRAPE_S = 15.0
+#: kube-prometheus' default scrape interval
+SCRAPE_S = 30.0
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -56,7 +57,7 @@ class World:
         self.runtimes: dict[str, PodRuntime] = {}
         self.components: dict[tuple[str, str], Component] = {}
         self.last_load: dict[str, float] = {}
-        self.metrics = MetricsStore(interval_s=SCRAPE_S)
+        self.metrics = MetricsStore(interval_s=SCRAPE_S, capacity=int(3600 // SCRAPE_S))
         self.alert_state = AlertState()
         self.client_history: dict[str, deque] = {}
         self.last_traffic: dict[str, TickResult] = {}
