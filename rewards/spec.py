@@ -65,7 +65,7 @@ def compose_reward(spec: RewardSpec, task: str, results: Mapping[str, Any], risk
             value = 0.0
         components[name] = round(w * value, 6)
         total += w * value
-    components["risk"] = round(-spec.risk * risk_penalty, 6)
+    components["risk"] = round(-spec.risk * risk_penalty, 6) + 0.0  # + 0.0: no "-0.0" in reports
     total = max(0.0, min(1.0, total - spec.risk * risk_penalty))
     required = [g for g in spec.success_gates if task != "diagnosis"]
     if task in ("diagnosis", "e2e"):
