@@ -8,6 +8,8 @@ string and reused; it also fixes the value type of every node up front.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union
@@ -192,8 +194,12 @@ def _convert(e: Any) -> Node:
 
 
 @lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1024)
 def compile_expr(expr: str) -> Node:
-    """Parse and compile; parse errors become Prometheus' ``bad_data`` errors."""
+    """Parse and compile; parse errors become Prometheus' ``bad_data`` errors.
+
+    Cached: nodes are frozen, and alert rules are compiled again in every restored world.
+    """
     try:
         tree = pp.parse(expr)
     except (ValueError, TypeError) as exc:
