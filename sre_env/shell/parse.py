@@ -8,6 +8,7 @@ person or model can act on, instead of silently doing something else.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 __all__ = ["ShellSyntaxError", "Stage", "parse_pipeline"]
@@ -163,11 +164,17 @@ def tokenize(s: str) -> list[tuple[int, str]]:
     return toks
 
 
+@functools.lru_cache(maxsize=2048)
+def _tokens(line: str) -> tuple[tuple[str, str], ...]:
+    """Agents repeat command lines a lot; tokenising is pure, so remember it."""
+    return tuple(tokenize(line))
+
+
 def parse_pipeline(line: str) -> list[Stage]:
     """Parse one command line into pipeline stages; raises ShellSyntaxError."""
     if "\x00" in line:
         line = line.replace("\x00", "")  # bash drops NUL bytes from its input
-    toks = tokenize(line)
+    toks = list(_tokens(line)) if len(line) <= 4096 else tokenize(line)
     while toks and toks[-1] == (_OP, "\n") or toks and toks[-1] == (_OP, ";"):
         toks.pop()
     while toks and toks[0] == (_OP, "\n"):
