@@ -75,9 +75,16 @@ _TASK_HINTS = {
 }
 
 
+_DROP_TAB_NL = str.maketrans("", "", "\t\n")
+
+
 def sanitize(text: str, limit: int) -> str:
     """Printable ASCII only, truncated with a marker the agent can see."""
-    text = _UNPRINTABLE.sub("?", text)
+    if len(text) > 4 * limit:
+        text = text[: 4 * limit]  # never scan more than could be shown
+    # the common case (plain ASCII) is checked in C; only odd text goes through the regex
+    if not (text.isascii() and text.translate(_DROP_TAB_NL).isprintable()):
+        text = _UNPRINTABLE.sub("?", text)
     if len(text) > limit:
         marker = "\n... [output truncated]\n"
         text = text[: limit - len(marker)] + marker
