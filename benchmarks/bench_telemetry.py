@@ -26,9 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_env import command_mix  # noqa: E402
+from bench_env import bench_steps  # noqa: E402
 
-from sre_env.env import SREEnv  # noqa: E402
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION  # noqa: E402
 from sre_env.sim.baseline_cache import healthy_world  # noqa: E402
 from sre_env.telemetry.alerting import AlertState  # noqa: E402
@@ -89,21 +88,6 @@ def telemetry_off() -> Iterator[None]:
         yield
     finally:
         KubeStateMetrics.collect, HostExporters.collect, AppExporter.collect, AlertState.evaluate = saved  # type: ignore[method-assign]
-
-
-def bench_steps(env_id: str, steps: int, repeats: int = 5) -> float:
-    env = SREEnv(env_id, max_steps=10**9)
-    env.reset(seed=0)
-    mix = command_mix(env)
-    rates = []
-    per = steps // repeats
-    for r in range(repeats):
-        env.reset(seed=r)
-        t = time.perf_counter()
-        for i in range(per):
-            env.step(mix[i % len(mix)])
-        rates.append(per / (time.perf_counter() - t))
-    return statistics.median(rates)
 
 
 def bench_queries(repeats: int) -> dict[str, float]:

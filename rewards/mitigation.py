@@ -140,7 +140,3 @@ class MitigationOracle:
         if not hist:
             return 0.0, float("inf")
         return sum(s for _, s, _ in hist) / len(hist), sum(l for _, _, l in hist) / len(hist)
-
-
-def describe(result: OracleResult) -> dict[str, Any]:
-    return result.as_dict()

@@ -749,7 +749,6 @@ class _Judge:
         return (w is None and bool(self.ctx.workloads)), w
 
     def k_delete(self, k: _K, stdin: str | None, prev: _Seg | None, loc: _Loc, depth: int, xargs: bool) -> None:
-        fsel = k.opts.get("field-selector")
         if _cleanup(k):
             return  # cleaning up finished (debug) pods
         if k.opts.get("filename") is not None:

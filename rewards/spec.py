@@ -14,7 +14,7 @@ a per-step cost or potential-based shaping from the cluster's health score,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 __all__ = ["RewardSpec", "TASKS", "compose_reward"]

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..errors import ApiError
 from .kctx import K, resource_args
-from .printers import access_modes, age, format_endpoints, node_roles
+from .printers import access_modes, age, node_roles
 from .spec import KubectlError
 from .tabwriter import tabwrite
 

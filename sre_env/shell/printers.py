@@ -16,7 +16,6 @@ import yaml
 
 from ..sim.clock import EPOCH, human_age, parse_iso
 from ..sim.kinds import KindInfo
-from .tabwriter import tabwrite
 
 __all__ = ["COLUMNS", "pod_status", "age", "format_labels", "table", "to_yaml", "to_json", "qualified"]
 

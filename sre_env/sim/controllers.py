@@ -71,12 +71,6 @@ def _set_status(world: "World", obj: Obj, status: Obj) -> None:
 
 
 # --------------------------------------------------------------------------- deployments
-def _template_without_hash(template: Obj) -> Obj:
-    t = copy.deepcopy(template)
-    (t.get("metadata") or {}).get("labels", {}).pop("pod-template-hash", None)
-    return t
-
-
 def reconcile_deployments(world: "World", only: set[tuple[str, str]] | None = None) -> None:
     store = world.store
     rs_by_owner: dict[str, list[Obj]] = {}
@@ -139,7 +133,7 @@ def _reconcile_deployment(world: "World", dep: Obj, owned: list[Obj]) -> None:
     old = [r for r in owned if r is not new_rs]
     strategy = spec.get("strategy") or {}
     if spec.get("paused"):
-        pass
+        pass  # a paused rollout keeps its replica sets as they are
     elif strategy.get("type") == "Recreate":
         active_old = [r for r in old if r["spec"].get("replicas", 0) > 0 or r.get("status", {}).get("replicas", 0) > 0]
         for r in old:

@@ -323,8 +323,6 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
             )
     ctr.container_id = "containerd://" + _hex(f"{rt.uid}/{ctr.name}/{ctr.restart_count}")
     ctr.image_id = world.image_id(spec.get("image", ""))
-    if ctr.restart_count == 0 and ctr.crashes == 0:
-        pass
     if outcome.start_error:
         world.event(pod, "Normal", "Created", f"Created container {ctr.name}", "kubelet")
         world.event(pod, "Warning", "Failed", f"Error: {outcome.start_error}", "kubelet")
@@ -384,8 +382,6 @@ def _exit(world: "World", pod: Obj, ctr: ContainerRuntime, restart_policy: str) 
     if restart_policy == "Never" or (restart_policy == "OnFailure" and out.exit_code == 0):
         ctr.state = "exited"
         return
-    if out.reason == "OOMKilled":
-        pass
     _enter_backoff(world, pod, ctr)
 
 

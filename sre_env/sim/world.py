@@ -23,7 +23,7 @@ from .alerts import AlertState
 from .apps.base import AppSpec, Component, register_spec
 from .cluster import ClusterLayout, DEFAULT_LAYOUT, app_manifests, make_host_nodes, namespace_object, node_object
 from .clock import SimClock, iso
-from .controllers import pod_is_ready, reconcile_all, reconcile_endpoints
+from .controllers import reconcile_all, reconcile_endpoints
 from .images import ImageCatalog, split_image
 from .kubelet import ContainerRuntime, PodRuntime, run_kubelets
 from .process import StartOutcome
@@ -69,7 +69,6 @@ class World:
         self._controllers_rev = -1
         self._ip_counters: dict[str, int] = {}
         self._svc_ip_counter = 10
-        self._ip_index: dict[str, str] = {}
         self.runtime_epoch = 0
         self.fault_epoch = 0
         self._next_scrape = 0.0
@@ -81,6 +80,8 @@ class World:
         #: resolved env per (pod uid, container); pods' specs never change in place
         self._env_cache: dict[tuple[str, str], dict[str, str]] = {}
         self._pod_err_key: tuple = ()
+        #: pod uid -> share of its volume reads that fail (recomputed when faults or volumes change)
+        self._pod_err: dict[str, float] = {}
         self.kubelet_rev = -1
         self.kubelet_wake = 0.0
         self.variant_seed = seed
@@ -300,19 +301,6 @@ class World:
                 return svc
         return None
 
-    def serving_pods(self, namespace: str, comp: Component) -> list[str]:
-        out = []
-        now = self.clock.now
-        for pod in self.store.iter("Pod"):
-            if pod["metadata"]["namespace"] != namespace or pod["metadata"].get("deletionTimestamp"):
-                continue
-            if (pod["metadata"].get("labels") or {}).get("io.kompose.service") != comp.name:
-                continue
-            rt = self.runtimes.get(pod["metadata"]["uid"])
-            if rt and any(c.serving(now) for c in rt.containers.values()):
-                out.append(pod["metadata"]["uid"])
-        return out
-
     def serving_by_component(self, namespace: str) -> dict[str, tuple[str, ...]]:
         """io.kompose.service label -> uids of pods whose process serves now (one pass)."""
         out: dict[str, list[str]] = {}
@@ -478,14 +466,6 @@ class World:
         if only:
             reconcile_statefulsets(self, only)
 
-    def _any_runtime_transition(self) -> bool:
-        now = self.clock.now
-        for rt in self.runtimes.values():
-            for c in rt.containers.values():
-                if c.serve_at is not None and now - TICK_S < c.serve_at <= now:
-                    return True
-        return False
-
     def advance(self, seconds: float) -> None:
         """Let ``seconds`` of cluster time pass; fractions of a tick carry over to the next call."""
         self._carry += max(float(seconds), 0.0)
@@ -502,8 +482,6 @@ class World:
                 self.store.touch(node)
 
     # ------------------------------------------------------------------ traffic
-    _pod_err: dict[str, float] = {}
-
     def _compute_pod_errors(self) -> None:
         err: dict[str, float] = {}
         for pod in self.store.iter("Pod"):
