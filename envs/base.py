@@ -18,6 +18,7 @@ import numpy as np
 
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.base import AppSpec
 
 if TYPE_CHECKING:
@@ -50,9 +51,13 @@ class RootCause:
         }
 
 
+LAYERS = ("application", "kubernetes", "network", "os", "hardware", "operator", "compound")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
 @dataclass(frozen=True)
 class ScenarioInfo:
-    """Registry metadata: what ``sre-env list`` shows."""
+    """Registry metadata: what ``sre-env list`` shows and what suites select on."""
 
     name: str
     family: str
@@ -61,6 +66,11 @@ class ScenarioInfo:
     difficulty: str
     summary: str
     suites: tuple[str, ...]
+    description: str = ""
+
+    @property
+    def tags(self) -> dict[str, Any]:
+        return {"app": self.app, "layer": self.layer, "family": self.family, "difficulty": self.difficulty, "suites": list(self.suites)}
 
 
 class Scenario(ABC):
@@ -69,9 +79,14 @@ class Scenario(ABC):
     app: ClassVar[AppSpec]
     layer: ClassVar[str]
     difficulty: ClassVar[str] = "medium"
-    suites: ClassVar[tuple[str, ...]] = ("lite", "full")
+    #: set by the registry (``lite`` membership is curated there)
+    suites: ClassVar[tuple[str, ...]] = ("full",)
     #: one line for listings (never the answer)
     summary: ClassVar[str]
+    #: one paragraph: the incident as the people who report it would describe it (never the answer)
+    description: ClassVar[str] = ""
+    #: how people describe this fault mechanism; the registry adds it to the diagnosis grader's vocabulary
+    mechanism: ClassVar[Mechanism | None] = None
     #: seconds of cluster time the incident develops before the agent's first look
     develop_s: ClassVar[float] = 180.0
 
@@ -124,4 +139,16 @@ class Scenario(ABC):
 
     @classmethod
     def info(cls, name: str) -> ScenarioInfo:
-        return ScenarioInfo(name, cls.family, cls.app.name, cls.layer, cls.difficulty, cls.summary, cls.suites)
+        return ScenarioInfo(name, cls.family, cls.app.name, cls.layer, cls.difficulty, cls.summary, cls.suites, cls.description or cls.summary)
+
+    @classmethod
+    def for_app(cls, app: AppSpec, **overrides: Any) -> "type[Scenario]":
+        """The same fault on another app: a subclass with ``app`` (and any class attributes) replaced.
+
+        The subclass gets a distinct qualified name, so developed-incident caches
+        and snapshots never confuse the two.
+        """
+        suffix = "".join(part.capitalize() for part in app.name.replace("_", "-").split("-"))
+        name = f"{cls.__name__}{suffix}"
+        attrs = {"app": app, "__module__": cls.__module__, "__qualname__": name, **overrides}
+        return type(name, (cls,), attrs)

@@ -10,12 +10,13 @@ from sre_env.sim.apps.base import AppSpec
 
 __all__ = ["affected_requests", "user_report", "impact"]
 
-_FEATURES = {
-    "search_hotels": "hotel search",
-    "recommend": "hotel recommendations",
-    "user_login": "login",
-    "reserve": "reservations",
-}
+
+
+def _feature(app: AppSpec, name: str) -> str:
+    for rt in app.requests:
+        if rt.name == name and rt.feature:
+            return rt.feature
+    return name.replace("_", " ")
 
 
 def affected_requests(app: AppSpec, component: str) -> list[str]:
@@ -29,7 +30,7 @@ def affected_requests(app: AppSpec, component: str) -> list[str]:
 
 def user_report(app: AppSpec, component: str, *, intermittent: bool, since_min: int = 3) -> str:
     names = affected_requests(app, component) or [rt.name for rt in app.requests]
-    features = [_FEATURES.get(n, n.replace("_", " ")) for n in names]
+    features = [_feature(app, n) for n in names]
     if len(features) > 1:
         listed = ", ".join(features[:-1]) + " and " + features[-1]
     else:
@@ -45,6 +46,6 @@ def user_report(app: AppSpec, component: str, *, intermittent: bool, since_min: 
 def impact(app: AppSpec, component: str) -> str:
     """One sentence on what users lose, for ground-truth summaries."""
     names = affected_requests(app, component) or [rt.name for rt in app.requests]
-    features = [_FEATURES.get(n, n.replace("_", " ")) for n in names]
+    features = [_feature(app, n) for n in names]
     listed = ", ".join(features[:-1]) + " and " + features[-1] if len(features) > 1 else features[0]
     return f"Impact: requests for {listed} fail with HTTP 500 for users of {app.name}."

@@ -37,6 +37,11 @@ class DiskSector(Scenario):
     layer = "hardware"
     difficulty = "hard"
     summary = "A database of hotel-reservation keeps failing; users see intermittent errors."
+    description = (
+        "Since a few minutes ago some hotel searches, recommendations and reservations fail with HTTP 500 "
+        "or hang, while most requests still work. One database pod has restarted several times and the "
+        "on-call dashboard shows error spikes that come and go. Nobody deployed anything today."
+    )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(_TARGETS))

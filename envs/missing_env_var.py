@@ -34,6 +34,11 @@ class MissingEnvVar(Scenario):
     layer = "application"
     difficulty = "easy"
     summary = "Part of hotel-reservation stopped working after a configuration change."
+    description = (
+        "Right after a routine configuration push, one feature of the hotel-reservation site fails for "
+        "every user with HTTP 500 or timeouts; the rest of the site works. The push went out through the "
+        "normal pipeline and nobody has touched the cluster since."
+    )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_SERVICES))

@@ -1,30 +1,63 @@
-"""The registry of scenarios and their Gymnasium ids (``SREGym/<Family>-v<N>``).
+"""The registry of scenarios and their Gymnasium ids.
 
-Registration is explicit and idempotent: ``import sre_env`` calls
-``register_all()`` once, so ids never depend on import order.
+Id scheme: ``SREGym/<Family>-v0`` for a family's primary app (the first app it
+was written for) and ``SREGym/<Family>-<Qualifier>-v0`` for the others, where
+the qualifier is the app in CamelCase (``MissingEnvVar-SocialNetwork-v0``) or,
+when one family's variants are different incidents rather than different
+targets, the variant (``FeatureFlag-PaymentFailure-v0``). Everything a seed can
+vary (which service, which value) stays inside one id.
+
+Scenarios live in catalog modules (``envs/catalog_*.py``), each exporting a
+``SCENARIOS`` mapping; this module merges them in a fixed order. Registration
+is explicit and idempotent: ``import sre_env`` calls ``register_all()`` once,
+so ids never depend on import order.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 
 import gymnasium as gym
 
 from sre_env.errors import UnknownEnvironmentError
+from sre_env.rewards.diagnosis import register_mechanism
 
 from .base import Scenario, ScenarioInfo
-from .disk_sector import DiskSector
-from .missing_env_var import MissingEnvVar
-from .target_port import TargetPortMisconfig
 
-__all__ = ["SCENARIOS", "ENV_IDS", "register_all", "scenario_class", "env_id", "list_scenarios"]
+__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "list_scenarios"]
+
+#: catalog modules, in listing order
+_CATALOGS = (
+    "catalog_core",
+    "catalog_application",
+    "catalog_social",
+    "catalog_astronomy",
+    "catalog_scheduling",
+    "catalog_pods",
+    "catalog_control_plane",
+    "catalog_network",
+)
+
+#: the ``lite`` suite: about twenty ids that together cover every layer
+LITE: frozenset[str] = frozenset({"DiskSector", "MissingEnvVar", "TargetPortMisconfig"})
+
+
+def _collect() -> dict[str, type[Scenario]]:
+    merged: dict[str, type[Scenario]] = {}
+    for module in _CATALOGS:
+        for name, cls in importlib.import_module(f"{__package__}.{module}").SCENARIOS.items():
+            if name in merged:
+                raise ValueError(f"scenario {name!r} is registered by two catalogs")
+            cls.suites = ("lite", "full") if name in LITE else ("full",)
+            if cls.mechanism is not None:
+                register_mechanism(cls.mechanism, cls.family)
+            merged[name] = cls
+    return merged
+
 
 #: scenario name (the id without prefix and version) -> class
-SCENARIOS: dict[str, type[Scenario]] = {
-    "DiskSector": DiskSector,
-    "MissingEnvVar": MissingEnvVar,
-    "TargetPortMisconfig": TargetPortMisconfig,
-}
+SCENARIOS: dict[str, type[Scenario]] = _collect()
 VERSION = 0
 MAX_EPISODE_STEPS = 50
 

@@ -34,6 +34,11 @@ class TargetPortMisconfig(Scenario):
     layer = "kubernetes"
     difficulty = "medium"
     summary = "Requests through one hotel-reservation service fail although all pods are running."
+    description = (
+        "Users of the hotel-reservation site get errors on some pages although every pod is Running and "
+        "Ready and nothing is crash-looping. An infrastructure change was applied to the cluster earlier "
+        "today; the application teams say they have not deployed."
+    )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_SERVICES))

@@ -51,6 +51,7 @@ __all__ = [
     "Mechanism",
     "MECHANISMS",
     "FAMILY_MECHANISMS",
+    "register_mechanism",
     "Submission",
     "DiagnosisContext",
     "parse_submission",
@@ -117,7 +118,7 @@ _ENV = r"(?:env|environment)(?:[ _-]?var(?:iable)?s?)?"
 
 #: mechanism id -> vocabulary. Rivals with no scenario yet are here so that a
 #: diagnosis claiming them is recognised as a wrong fault type.
-MECHANISMS: Mapping[str, Mechanism] = {
+MECHANISMS: dict[str, Mechanism] = {
     m.id: m
     for m in (
         Mechanism(
@@ -243,11 +244,26 @@ MECHANISMS: Mapping[str, Mechanism] = {
 }
 
 #: scenario family -> mechanism id, for scenarios whose RootCause does not say.
-FAMILY_MECHANISMS: Mapping[str, str] = {
+FAMILY_MECHANISMS: dict[str, str] = {
     "DiskSector": "latent_sector_errors",
     "MissingEnvVar": "missing_env_var",
     "TargetPortMisconfig": "service_target_port",
 }
+
+
+def register_mechanism(mechanism: Mechanism, family: str | None = None) -> None:
+    """Add a scenario family's vocabulary (the registry calls this for each scenario class).
+
+    Keeping the vocabulary beside the scenario that needs it lets a family be added
+    in one module; re-registering the same mechanism is a no-op, a different one
+    under a taken id is a programming error.
+    """
+    known = MECHANISMS.get(mechanism.id)
+    if known is not None and known != mechanism:
+        raise ValueError(f"mechanism id {mechanism.id!r} is already registered with a different vocabulary")
+    MECHANISMS[mechanism.id] = mechanism
+    if family is not None:
+        FAMILY_MECHANISMS.setdefault(family, mechanism.id)
 
 #: layer -> words that name it (for the structured ``layer`` field)
 LAYER_ALIASES: Mapping[str, tuple[str, ...]] = {

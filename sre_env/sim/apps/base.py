@@ -127,6 +127,8 @@ class RequestType:
     path: str
     weight: float
     calls: tuple[Call, ...] = ()
+    #: what users call this feature in an incident report ("hotel search"); defaults to the name
+    feature: str = ""
 
 
 @dataclass(frozen=True)

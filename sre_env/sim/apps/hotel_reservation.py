@@ -366,6 +366,7 @@ REQUESTS: tuple[RequestType, ...] = (
             Call("reservation", "mongodb-reservation", 2.0, "find reservation", miss_ratio=0.1),
         )
         + _PROFILES,
+        feature="hotel search",
     ),
     RequestType(
         "recommend",
@@ -373,8 +374,9 @@ REQUESTS: tuple[RequestType, ...] = (
         "/recommendations",
         0.39,
         (Call("frontend", "recommendation", 1.0, "GetRecommendations"),) + _PROFILES,
+        feature="hotel recommendations",
     ),
-    RequestType("user_login", "POST", "/user", 0.005, _CHECK_USER),
+    RequestType("user_login", "POST", "/user", 0.005, _CHECK_USER, feature="login"),
     RequestType(
         "reserve",
         "POST",
@@ -388,6 +390,7 @@ REQUESTS: tuple[RequestType, ...] = (
             Call("reservation", "mongodb-reservation", 1.0, "insert reservation"),
             Call("reservation", "memcached-reserve", 1.0, "set"),
         ),
+        feature="reservations",
     ),
 )
 
