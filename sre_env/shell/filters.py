@@ -600,3 +600,9 @@ FILTERS: dict[str, FilterFn] = {
     "grep": grep, "egrep": lambda a, s: grep(["-E", *a], s), "head": head, "tail": tail, "wc": wc,
     "sort": sort, "uniq": uniq, "cut": cut, "awk": awk, "echo": echo, "cat": cat,
 }
+
+
+# reading certificates out of Secrets: base64 -d | openssl x509 (sre_env.shell.filters_tls)
+from .filters_tls import TLS_FILTERS as _TLS_FILTERS  # noqa: E402
+
+FILTERS.update(_TLS_FILTERS)

@@ -37,7 +37,8 @@ def format_value(v: Any) -> str:
 
 
 # --------------------------------------------------------------------------- path parsing
-_IDENT = re.compile(r"[A-Za-z0-9_\-/$]+|\*")
+#: a field name; ``\.`` escapes a dot inside one (``{.data.tls\.crt}``)
+_IDENT = re.compile(r"(?:[A-Za-z0-9_\-/$]|\\\.)+|\*")
 
 
 def _parse_path(expr: str) -> list[tuple]:
@@ -65,7 +66,7 @@ def _parse_path(expr: str) -> list[tuple]:
                     i += 1
                     continue
                 raise JSONPathError(f"unrecognized character in action: {s[i + 1]!r}")
-            steps.append(("wild",) if m.group(0) == "*" else ("field", m.group(0)))
+            steps.append(("wild",) if m.group(0) == "*" else ("field", m.group(0).replace("\\.", ".")))
             i = m.end()
         elif c == "[":
             depth, j = 0, i
@@ -81,7 +82,7 @@ def _parse_path(expr: str) -> list[tuple]:
                     j = k if k > 0 else len(s)
                 j += 1
             if j >= len(s):
-                raise JSONPathError(f"unterminated array")
+                raise JSONPathError("unterminated array")
             inner = s[i + 1 : j].strip()
             i = j + 1
             if inner == "*":
@@ -107,7 +108,7 @@ def _parse_path(expr: str) -> list[tuple]:
         else:
             m = _IDENT.match(s, i)
             if m and not steps:
-                steps.append(("field", m.group(0)))
+                steps.append(("field", m.group(0).replace("\\.", ".")))
                 i = m.end()
             else:
                 raise JSONPathError(f"unrecognized character in action: U+{ord(c):04X} {c!r}")

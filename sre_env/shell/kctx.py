@@ -112,7 +112,7 @@ def resource_args(args: list[str], allow_all: bool = False) -> list[tuple[list[K
                 )
             t, _, n = a.partition("/")
             if not n:
-                raise KubectlError(f"arguments in resource/name form must have a single resource and name")
+                raise KubectlError("arguments in resource/name form must have a single resource and name")
             info = resolve_type(t)
             if groups and groups[-1][0] == [info]:
                 groups[-1][1].append(n)
@@ -124,7 +124,7 @@ def resource_args(args: list[str], allow_all: bool = False) -> list[tuple[list[K
         if not t:
             continue
         if allow_all and t.lower() == "all":
-            kinds.extend(resolve_type(x) for x in ("pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets"))
+            kinds.extend(resolve_type(x) for x in ("pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "horizontalpodautoscalers"))
             continue
         kinds.append(resolve_type(t))
     for a in args[1:]:

@@ -17,6 +17,10 @@ from .spec import KubectlError
 from .tabwriter import tabwrite
 
 __all__ = ["cmd_describe", "rfc1123"]
+from .knet import NET_DESCRIBERS
+from .ksched import SCHED_DESCRIBERS, quota_section
+from .kdescribe_cp import DESCRIBERS_CP
+from .koperator import OPERATOR_DESCRIBERS
 
 Obj = dict[str, Any]
 
@@ -675,7 +679,8 @@ def describe_ns(k: K, n: Obj) -> str:
     w.annotations(0, "Annotations", m.get("annotations"))
     w.kv(0, "Status", (n.get("status") or {}).get("phase", "Active"))
     w.raw(0, "")
-    w.raw(0, "No resource quota.")
+    for line in quota_section(k, m["name"]):
+        w.raw(0, line)
     w.raw(0, "")
     w.raw(0, "No LimitRange resource.")
     return w.render() + "\n"
@@ -783,6 +788,11 @@ DESCRIBERS: dict[str, Callable[[K, Obj], str]] = {
     "PersistentVolumeClaim": describe_pvc,
     "PersistentVolume": describe_pv,
 }
+# networking.k8s.io kinds (NetworkPolicy, Ingress, IngressClass)
+DESCRIBERS.update(NET_DESCRIBERS)
+DESCRIBERS.update(SCHED_DESCRIBERS)
+DESCRIBERS.update(DESCRIBERS_CP)
+DESCRIBERS.update(OPERATOR_DESCRIBERS)
 
 
 def cmd_describe(k: K) -> None:

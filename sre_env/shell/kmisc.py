@@ -63,7 +63,7 @@ def _pod_for(k: K, target: str, verb: str) -> Obj:
     selector = ",".join(f"{a}={b}" for a, b in sorted(sel.items()))
     pods = k.api.list("Pod", k.namespace, selector) if selector else []
     if not pods:
-        raise KubectlError(f"timed out waiting for the condition")
+        raise KubectlError("timed out waiting for the condition")
     running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"] or pods
     if len(pods) > 1:
         k.err.append(f"Found {len(pods)} pods, using pod/{running[0]['metadata']['name']}\n")
@@ -177,6 +177,8 @@ def cmd_top_pod(k: K) -> None:
     p = k.p
     assert p is not None
     o = p.opts
+    if not _metrics_api(k):
+        return
     all_ns = bool(o.get("all-namespaces"))
     rows = k.api.top_pods(None if all_ns else k.namespace)
     if o.get("selector") or p.args:
@@ -199,15 +201,31 @@ def cmd_top_pod(k: K) -> None:
         rows = sorted(rows, key=lambda r: -r[3])
     elif sort:
         raise KubectlError("--sort-by accepts only cpu or memory")
-    lines = [] if o.get("no-headers") else [("NAMESPACE\t" if all_ns else "") + "NAME\tCPU(cores)\tMEMORY(bytes)"]
+    lines = [] if o.get("no-headers") else [("NAMESPACE\t" if all_ns else "") + "NAME\tCPU(cores)\tMEMORY(bytes)\t"]
     for ns, name, cpu, mem in rows:
-        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{_mem(mem)}")
+        # kubectl top terminates every cell with a tab, so the last column is padded too
+        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{_mem(mem)}\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
+
+
+def _metrics_api(k: K) -> bool:
+    """kubectl top asks the aggregated Metrics API; without it: kubectl's own error."""
+    world = getattr(k.backend, "world", None)
+    if world is None:
+        return True
+    from ..sim.namespaces import metrics_api_available
+
+    if metrics_api_available(world):
+        return True
+    k.fail("error: Metrics API not available")
+    return False
 
 
 def cmd_top_node(k: K) -> None:
     p = k.p
     assert p is not None
+    if not _metrics_api(k):
+        return
     rows = k.api.top_nodes()
     if p.args:
         rows = [r for r in rows if r[0] == p.args[0]]
@@ -220,11 +238,11 @@ def cmd_top_node(k: K) -> None:
         rows = sorted(rows, key=lambda r: -r[1])
     elif p.opts.get("sort-by") == "memory":
         rows = sorted(rows, key=lambda r: -r[3])
-    lines = [] if p.opts.get("no-headers") else ["NAME\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)"]
+    lines = [] if p.opts.get("no-headers") else ["NAME\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)\t"]
     for name, cpu, cpu_cap, mem, mem_cap in rows:
         cpct = int(cpu * 100 / cpu_cap) if cpu_cap else 0
         mpct = int(mem * 100 / mem_cap) if mem_cap else 0
-        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{_mem(mem)}\t{mpct}%")
+        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{_mem(mem)}\t{mpct}%\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
 
 
@@ -444,4 +462,23 @@ def cmd_auth_can_i(k: K) -> None:
     assert k.p is not None
     if len(k.p.args) < 2 and not k.opts.get("list"):
         raise UsageError("you must specify two arguments: verb resource or verb resource/resourceName.", "auth can-i", flag_error=False)
-    k.line("yes")
+    user = k.opts.get("as")
+    if not user:
+        k.line("yes")  # the agent's kubeconfig is cluster-admin
+        return
+    from ..sim.rbac import authorize
+
+    verb, target = k.p.args[0], k.p.args[1]
+    resource, _, name = target.partition("/")
+    info = resolve_kind(resource)
+    plural, group = (info.plural, info.group) if info is not None else (resource.split(".", 1)[0], resource.split(".", 1)[1] if "." in resource else "")
+    ns = None if (info is not None and not info.namespaced) or k.opts.get("all-namespaces") else k.namespace
+    store = k.backend.world.store if hasattr(k.backend, "world") else None
+    if store is None:
+        k.line("yes")
+        return
+    if authorize(store, user, verb, plural, group, ns, name or None):
+        k.line("yes")
+    else:
+        k.line("no")
+        k.code = 1

@@ -55,11 +55,11 @@ def parse_structured(text: str, what: str) -> Any:
 def single_target(k: K, args: list[str], verb: str) -> tuple[KindInfo, str]:
     """``TYPE NAME`` or ``TYPE/NAME``, exactly one object."""
     if not args:
-        raise UsageError(f"you must provide one or more resources by argument or filename", verb, flag_error=False)
+        raise UsageError("you must provide one or more resources by argument or filename", verb, flag_error=False)
     groups = resource_args(args)
     pairs = [(info, n) for kinds, names in groups for info in kinds for n in names]
     if not pairs:
-        raise UsageError(f"resource(s) were provided, but no name was specified", verb, flag_error=False)
+        raise UsageError("resource(s) were provided, but no name was specified", verb, flag_error=False)
     return pairs[0]
 
 
@@ -181,7 +181,7 @@ def cmd_set_env(k: K) -> None:
                         ref = next(iter(src.values()), {}) if src else {}
                         kind = next(iter(src), "")
                         label = {"configMapKeyRef": "configmap", "secretKeyRef": "secret"}.get(kind, "field path")
-                        k.line(f"# {e['name']} from {label} {ref.get('name', ref.get('fieldPath', ''))}, key {ref.get('key', '')}".rstrip(", key "))
+                        k.line(f"# {e['name']} from {label} {ref.get('name', ref.get('fieldPath', ''))}" + (f", key {ref['key']}" if ref.get("key") else ""))
         return
     if not assigns and not removes:
         raise KubectlError("at least one environment variable must be provided")
@@ -346,7 +346,7 @@ def cmd_rollout_restart(k: K) -> None:
     if info.kind not in ("Deployment", "StatefulSet", "DaemonSet"):
         raise KubectlError(f'restarting is not supported for {info.kind.lower()}s')
     if (d.get("spec") or {}).get("paused"):
-        raise KubectlError(f"can't restart paused deployment (run rollout resume first)")
+        raise KubectlError("can't restart paused deployment (run rollout resume first)")
     patch = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": iso(k.now)}}}}}
     k.patch(info.kind, d["metadata"]["name"], d["metadata"].get("namespace"), patch, "strategic")
     k.line(f"{kind_label(info)}/{d['metadata']['name']} restarted")
@@ -402,7 +402,7 @@ def cmd_rollout_history(k: K) -> None:
     if want:
         found = [rs for r, rs in revs if r == want]
         if not found:
-            raise KubectlError(f"unable to find the specified revision")
+            raise KubectlError("unable to find the specified revision")
         from .kdescribe import _W, _pod_template
 
         w = _W()
@@ -411,7 +411,7 @@ def cmd_rollout_history(k: K) -> None:
         k.out.append(w.render() + "\n")
         return
     if not revs:
-        k.line(f"No rollout history found.")
+        k.line("No rollout history found.")
         return
     from .tabwriter import tabwrite
 

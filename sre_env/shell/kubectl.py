@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ApiError
-from . import kdescribe, kget, kmisc, kmutate, knodes
+from . import kdescribe, kget, kmisc, kmutate, knodes, ksched
 from .kctx import K
 from .spec import GLOBAL_LONG, GLOBAL_SHORT, Cmd, Flag, KubectlError, UsageError, parse_flags, render_help
 
@@ -119,6 +119,19 @@ _SPECS: list[Cmd] = [
          Flag("from-env-file", "", "list", None, "Not available (no local files)."), Flag("type", "", "str", None, "The type of secret to create."), _O, _DRY),
         ("kubectl create secret generic db --from-literal=password=s3cret",), kmutate.cmd_create_secret_generic),
     Cmd("create namespace", "Create a namespace.", "kubectl create namespace NAME", (_O, _DRY), (), kmutate.cmd_create_namespace),
+    Cmd("create priorityclass", "Create a priority class with the specified name and value.", "kubectl create priorityclass NAME --value=VALUE [--global-default] [--description=TEXT] [--preemption-policy=PreemptLowerPriority|Never]",
+        (Flag("value", "", "int", 0, "The value of this priority class."), Flag("global-default", "", "bool", False, "Whether this priority class is the default for pods without one."),
+         Flag("description", "", "str", None, "Description is an arbitrary string that usually provides guidelines on when this priority class should be used."),
+         Flag("preemption-policy", "", "str", None, "The policy for preempting pods with lower priority (PreemptLowerPriority or Never)."), _O, _DRY),
+        ("kubectl create priorityclass batch-low --value=-100 --preemption-policy=Never --description='spare capacity only'",), ksched.cmd_create_priorityclass),
+    Cmd("create quota", "Create a resource quota with the specified name and hard limits.", "kubectl create quota NAME --hard=RESOURCE=QUANTITY[,...] [--scopes=SCOPE,...]",
+        (Flag("hard", "", "str", None, "A comma-delimited set of resource=quantity pairs that define a hard limit."), Flag("scopes", "", "str", None, "A comma-delimited set of quota scopes."), _O, _DRY),
+        ("kubectl create quota compute --hard=pods=40,requests.cpu=4",), ksched.cmd_create_quota),
+    Cmd("autoscale", "Create an autoscaler that scales a deployment between MIN and MAX replicas on CPU utilisation.", "kubectl autoscale TYPE NAME|TYPE/NAME --max=MAXPODS [--min=MINPODS] [--cpu-percent=CPU] [--name=HPA]",
+        (Flag("max", "", "int", -1, "The upper limit for the number of pods. Required."), Flag("min", "", "int", -1, "The lower limit for the number of pods."),
+         Flag("cpu-percent", "", "int", -1, "The target average CPU utilization (as a percentage of the requested CPU) over all the pods."),
+         Flag("name", "", "str", None, "The name for the newly created object."), _DRY),
+        ("kubectl autoscale deployment/web --min=2 --max=6 --cpu-percent=60",), ksched.cmd_autoscale),
     Cmd("debug", "Create a debugging pod on a node and run a command on the host (host filesystem at /host).", "kubectl debug node/NAME [-it] [--image=busybox] -- COMMAND [args...]",
         (Flag("image", "", "str", None, "Container image to use for debug container."), Flag("stdin", "i", "bool", False, "Keep stdin open."), Flag("tty", "t", "bool", False, "Allocate a TTY."),
          Flag("profile", "", "str", "legacy", "Accepted; the legacy (privileged host) profile is used."), Flag("quiet", "q", "bool", False, "Accepted; ignored."),
@@ -134,7 +147,7 @@ _SPECS: list[Cmd] = [
     Cmd("api-resources", "Print the supported API resources on the server.", "kubectl api-resources [--namespaced=true|false] [-o name]",
         (Flag("namespaced", "", "bool", True, "If false, non-namespaced resources will be returned."), _O), (), kmisc.cmd_api_resources),
     Cmd("explain", "Get documentation for a resource.", "kubectl explain TYPE[.FIELD]", (Flag("recursive", "", "bool", False, "Accepted."),), (), kmisc.cmd_explain),
-    Cmd("auth can-i", "Check whether an action is allowed.", "kubectl auth can-i VERB TYPE", (Flag("list", "", "bool", False, "List all allowed actions."), _A), (), kmisc.cmd_auth_can_i),
+    Cmd("auth can-i", "Check whether an action is allowed.", "kubectl auth can-i VERB TYPE", (Flag("list", "", "bool", False, "List all allowed actions."), Flag("as", "", "str", None, "Username to impersonate for the operation (system:serviceaccount:NAMESPACE:NAME)."), _A), ("kubectl auth can-i list deployments --as=system:serviceaccount:kube-system:kube-state-metrics",), kmisc.cmd_auth_can_i),
 ]
 
 COMMANDS: dict[str, Cmd] = {c.path: c.finalize() for c in _SPECS}
@@ -144,9 +157,10 @@ _GROUPS: dict[str, dict[str, str]] = {
     "config": {s: f"config {s}" for s in ("current-context", "get-contexts", "view", "use-context", "set-context")},
     "auth": {"can-i": "auth can-i"},
     "top": {"pod": "top pod", "pods": "top pod", "po": "top pod", "node": "top node", "nodes": "top node", "no": "top node"},
-    "create": {"configmap": "create configmap", "cm": "create configmap", "namespace": "create namespace", "ns": "create namespace", "secret": "create secret generic"},
+    "create": {"configmap": "create configmap", "cm": "create configmap", "namespace": "create namespace", "ns": "create namespace", "secret": "create secret generic",
+               "priorityclass": "create priorityclass", "pc": "create priorityclass", "quota": "create quota", "resourcequota": "create quota"},
 }
-_OTHER_VERBS = ("run", "expose", "edit", "attach", "port-forward", "proxy", "cp", "wait", "events", "replace", "kustomize", "autoscale", "certificate", "cluster-info", "plugin", "completion", "alpha")
+_OTHER_VERBS = ("run", "expose", "edit", "attach", "port-forward", "proxy", "cp", "wait", "events", "replace", "kustomize", "certificate", "cluster-info", "plugin", "completion", "alpha")
 _COST = {"get": 2.0, "describe": 3.0, "logs": 3.0, "top pod": 2.0, "top node": 2.0}
 
 

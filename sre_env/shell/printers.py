@@ -16,6 +16,9 @@ import yaml
 
 from ..sim.clock import EPOCH, human_age, parse_iso
 from ..sim.kinds import KindInfo
+from .knet import NET_COLUMNS
+from .ksched import SCHED_COLUMNS
+from .koperator import OPERATOR_COLUMNS
 
 __all__ = ["COLUMNS", "pod_status", "age", "format_labels", "table", "to_yaml", "to_json", "qualified"]
 
@@ -400,6 +403,12 @@ COLUMNS: dict[str, tuple[list[str], list[str], RowFn]] = {
     "PersistentVolume": (["CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"], ["VOLUMEMODE"], _pv),
     "StorageClass": (["PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"], [], _sc),
 }
+# networking.k8s.io kinds (sre_env.shell.knet)
+COLUMNS.update(NET_COLUMNS)
+# quotas, priority classes, autoscalers (sre_env.shell.ksched)
+COLUMNS.update(SCHED_COLUMNS)
+# custom resources of modelled operators (sre_env.shell.koperator)
+COLUMNS.update(OPERATOR_COLUMNS)
 _EVENT_HEADERS = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
 _EVENT_WIDE = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN", "COUNT", "NAME"]
 
@@ -478,9 +487,25 @@ def to_yaml(obj: Any) -> str:
     return text
 
 
+def _str_block(dumper: Any, value: str) -> Any:
+    """Multi-line strings as literal blocks (``|``), as kubectl's go-yaml prints ConfigMap files."""
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+yaml.add_representer(str, _str_block, Dumper=_Dumper)
+
+
 def _dump_yaml(obj: Any) -> str:
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1 << 20, allow_unicode=True)
 
 
 def to_json(obj: Any) -> str:
     return json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False)
+
+
+# control-plane kinds (Jobs, CronJobs, webhooks, RBAC) live in their own module
+from .printers_cp import COLUMNS_CP as _COLUMNS_CP  # noqa: E402
+
+COLUMNS.update(_COLUMNS_CP)

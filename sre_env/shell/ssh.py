@@ -46,9 +46,15 @@ def run_ssh(ctx: Any, argv: list[str]) -> tuple[str, str, int, float, bool]:
         return "", f"ssh: Could not resolve hostname {node}: Name or service not known\n", 255, 1.0, False
     if not remote:
         return "", "sre-env shell: interactive ssh sessions are not supported; run: ssh NODE COMMAND [args...]\n", 2, 1.0, False
+    line = " ".join(remote)
     try:
-        stages = parse_pipeline(" ".join(remote))
+        stages = parse_pipeline(line)
     except ShellSyntaxError as exc:
+        if "not supported" in exc.message:
+            # lists, redirections into files, tee: the node's own shell runs the whole line
+            res = ctx.backend.nodes.exec(node, ["bash", "-c", line])
+            out = res.output if not res.output or res.output.endswith("\n") else res.output + "\n"
+            return out, "", res.exit_code, 5.0, True
         return "", exc.message.replace("sre-env shell", "sre-env shell (remote)") + "\n", exc.code, 1.0, False
     if not stages:
         return "", "", 0, 1.0, False

@@ -65,6 +65,19 @@ def image_info(image: str) -> ImageInfo:
             image_env=(("GOSU_VERSION", "1.12"), ("JSYAML_VERSION", "3.13.1"), ("MONGO_PACKAGE", "mongodb-org"), ("MONGO_REPO", "repo.mongodb.org"), ("MONGO_MAJOR", f"{major}.{tag.split('.')[1] if '.' in tag else '0'}"), ("MONGO_VERSION", tag if tag[:1].isdigit() else "7.0.12"), ("HOME", "/data/db")),
             home="/data/db",
         )
+    if base == "redis":
+        if "alpine" in tag:
+            return _alpine("redis", "redis-server redis-cli redis-benchmark su-exec", ("redis-server",), 999, "redis", "999")
+        return ImageInfo(
+            "redis", False, _COREUTILS | frozenset("redis-server redis-cli redis-benchmark redis-check-aof redis-check-rdb redis-sentinel gosu".split()), 999, "redis", "redis", "999",
+            ("redis-server",), "Debian GNU/Linux 11 (bullseye)", "debian", home="/data",
+            image_env=(("GOSU_VERSION", "1.12"), ("REDIS_VERSION", tag if tag[:1].isdigit() else "7.2.5"), ("REDIS_DOWNLOAD_URL", f"http://download.redis.io/releases/redis-{tag if tag[:1].isdigit() else '7.2.5'}.tar.gz")),
+        )
+    if base == "social-network-microservices":
+        bins = "ComposePostService HomeTimelineService MediaService PostStorageService SocialGraphService TextService UniqueIdService UrlShortenService UserMentionService UserService UserTimelineService ps"
+        return ImageInfo("social-network-microservices", False, _COREUTILS | frozenset(bins.split()), 0, "root", "root", "root", ("bash",), "Ubuntu 16.04.7 LTS", "ubuntu", path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    if base in ("openresty-thrift", "media-frontend"):
+        return ImageInfo(base, False, _COREUTILS | frozenset(["openresty", "nginx", "curl", "ps", "luajit"]), 0, "root", "root", "root", ("/usr/local/openresty/bin/openresty", "-g", "daemon off;"), "Ubuntu 16.04.7 LTS", "ubuntu", path="/usr/local/openresty/luajit/bin:/usr/local/openresty/nginx/sbin:/usr/local/openresty/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     if base == "memcached":
         if "alpine" in tag:
             return _alpine("memcached", "memcached", ("memcached",), 11211, "memcache", "11211")
@@ -109,6 +122,11 @@ def process_cmdline(container: dict[str, Any], info: ImageInfo | None = None) ->
     if info.family == "memcached":
         if args and args[0].startswith("-"):
             return ["memcached", *args]
+        return args or list(info.default_cmd)
+    if info.family == "redis":
+        # docker-entrypoint.sh: a first argument that is a flag or a .conf file runs redis-server with it
+        if args and (args[0].startswith("-") or args[0].endswith(".conf")):
+            return ["redis-server", *args]
         return args or list(info.default_cmd)
     if args:
         return args

@@ -165,12 +165,13 @@ def dmesg(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str
         node.clock_offset_s,
         variant,
         tuple((len(d.error_ticks), d.error_ticks[-1] if d.error_ticks else None) for d in node.disks),
+        (len(node.kmsg), node.kmsg[-1] if node.kmsg else None),
         tuple(p["metadata"].get("uid") for p in pods),
         ctime, notime, decode, raw,
         tuple(sorted(levels)) if levels is not None else None,
         int(node.uptime(now)) if ctime else 0,
     )
-    settled = all(not d.error_ticks or d.error_ticks[-1][0] <= now for d in node.disks)
+    settled = all(not d.error_ticks or d.error_ticks[-1][0] <= now for d in node.disks) and (not node.kmsg or node.kmsg[-1][0] <= now)
     text = _DMESG_CACHE.get(key) if settled else None
     if text is None:
         lines = kernel_log(node, now, pods, variant)
@@ -306,7 +307,7 @@ def journalctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: lis
         if name in ("-u", "--unit"):
             v = val if eq else need(name)
             if v is None:
-                return ExecResult(f"journalctl: option requires an argument -- 'u'\n" if name == "-u" else "journalctl: option '--unit' requires an argument\n", 1)
+                return ExecResult("journalctl: option requires an argument -- 'u'\n" if name == "-u" else "journalctl: option '--unit' requires an argument\n", 1)
             units.append(norm_unit(v))
         elif a.startswith("-u") and len(a) > 2 and not a.startswith("--"):
             units.append(norm_unit(a[2:]))

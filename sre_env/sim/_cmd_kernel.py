@@ -80,7 +80,7 @@ def _boot_lines(name: str, kernel: str, cores: int, mem: int, disks: tuple[tuple
         (0.004812, INFO, "tsc: Detected 2799.998 MHz processor"),
         (0.021034, INFO, f"Memory: {mem_k - 412_316}K/{mem_k}K available (14336K kernel code, 2362K rwdata, 8632K rodata, 2768K init, 4376K bss, 412316K reserved, 0K cma-reserved)"),
         (0.081226, INFO, f"smp: Brought up 1 node, {cores} CPUs"),
-        (0.081226, INFO, f"smpboot: Max logical packages: 1"),
+        (0.081226, INFO, "smpboot: Max logical packages: 1"),
         (0.312877, INFO, "ACPI: Interpreter enabled"),
         (0.624518, INFO, "Freeing unused kernel image (initmem) memory: 2768K"),
         (0.624788, INFO, "Run /init as init process"),
@@ -286,6 +286,8 @@ def kernel_log(node: HostNode, now: float, pods: Iterable[dict[str, Any]] = (), 
     """Everything ``dmesg`` would show at ``now``, sorted by time and capped at :data:`MAX_LINES`."""
     boot = list(_boot_lines(node.name, node.kernel, int(node.cpu_cores), int(node.memory_bytes), _node_key(node)))
     extra = [ln for ln in _pod_lines(node, pods) if ln[0] <= node.uptime(now)]
+    # messages node faults logged (conntrack, NIC, memory errors), newest kept
+    extra += [(node.uptime(t), level, text) for t, level, text in node.kmsg if t <= now]
     errs: list[KLine] = []
     events = [e for e in _error_events(node) if e[0] <= now]
     budget = MAX_LINES - len(boot) - len(extra)

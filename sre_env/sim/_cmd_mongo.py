@@ -16,6 +16,7 @@ from typing import Any
 from ..backend import ExecResult
 from ._cmd_common import stable_hash
 from ._cmd_images import ImageInfo
+from ._cmd_mongo_users import NOT_HANDLED, authenticate, check_statement, user_statement
 from ._cmd_net import dial, resolve
 from .nodes import Disk
 from .views import ContainerView
@@ -211,6 +212,11 @@ def _eval_one(view: ContainerView, stmt: str, state: dict[str, Any], version: st
     if c in ("quit()", "exit", "exit()", "quit"):
         state["quit"] = True
         return None
+    users = getattr(view, "mongo_users", None) if state.get("local", True) else None
+    check_statement(users, state, c)
+    handled = user_statement(users, state, s, c, state.get("on_change") or (lambda: None))
+    if handled is not NOT_HANDLED:
+        return handled
     if re.fullmatch(r"[\d+\-*/().]+", c):
         try:
             v = eval(c, {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
@@ -308,6 +314,12 @@ def _eval_one(view: ContainerView, stmt: str, state: dict[str, Any], version: st
     raise _ShellError(f"uncaught exception: ReferenceError: {word} is not defined :\n@(shell eval):1:1\n", f"ReferenceError: {word} is not defined\n")
 
 
+def _unquote(v: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(v)
+
+
 _NO_REPL: dict[str, Any] = {"ok": 0, "errmsg": "not running with --replSet", "code": 76, "codeName": "NoReplicationEnabled"}
 
 
@@ -344,6 +356,10 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
     quiet = False
     script: str | None = None
     host, port, db = "127.0.0.1", 27017, "test"
+    user: str | None = None
+    password = ""
+    auth_db: str | None = None
+    db_given = False
     i = 1
     while i < len(argv):
         a = argv[i]
@@ -368,6 +384,12 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
                     host = val
             elif a == "--port" and val.isdigit():
                 port = int(val)
+            elif a in ("-u", "--username"):
+                user = val
+            elif a in ("-p", "--password"):
+                password = val
+            elif a == "--authenticationDatabase":
+                auth_db = val
         elif a in ("--version", "-version"):
             return ExecResult(f"MongoDB shell version v{version}\nBuild Info: {{\n    \"version\": \"{version}\",\n    \"gitVersion\": \"72e66213c2c3eab37d9358d5e78ad7f5c1d0d0d7\"\n}}\n" if not modern else "2.2.10\n", 0)
         elif a in ("--nodb", "--norc", "--shell"):
@@ -375,6 +397,13 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
         elif a.startswith("mongodb://"):
             rest = a[len("mongodb://"):]
             hostpart, _, path = rest.partition("/")
+            if "@" in hostpart:
+                creds = hostpart.rsplit("@", 1)[0]
+                user, _, password = creds.partition(":")
+                user, password = _unquote(user), _unquote(password)
+            m_src = re.search(r"[?&]authSource=([^&]+)", path)
+            if m_src:
+                auth_db = m_src.group(1)
             hostpart = hostpart.split("@")[-1].split(",")[0]
             if ":" in hostpart:
                 host, p = hostpart.rsplit(":", 1)
@@ -383,6 +412,7 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
                 host = hostpart
             if path.split("?")[0]:
                 db = path.split("?")[0]
+                db_given = True
         elif a.startswith("-"):
             return ExecResult(f"Error parsing command line: unrecognised option '{a}'\ntry 'mongo --help' for more information\n" if not modern else f"MongoshInvalidInputError: [COMMON-10001] Error parsing command line: unrecognized option: {a}\n", 2 if not modern else 1)
         else:
@@ -393,8 +423,10 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
                     port = int(p) if p.isdigit() else port
                 if d:
                     db = d
+                    db_given = True
             else:
                 db = a
+                db_given = True
     uri = f"mongodb://{host}:{port}/{db if db != 'test' else ''}?compressors=disabled&gssapiServiceName=mongodb" if not modern else f"mongodb://{host}:{port}/{db if db != 'test' else ''}?directConnection=true&serverSelectionTimeoutMS=2000&appName=mongosh+2.2.10"
     sid = f"{stable_hash(view.now, 1):08x}-{stable_hash(view.now, 2) % 0xFFFF:04x}-4{stable_hash(view.now, 3) % 0xFFF:03x}-a{stable_hash(view.now, 4) % 0xFFF:03x}-{stable_hash(view.now, 5):08x}{stable_hash(view.now, 6) % 0xFFFF:04x}"
     if modern:
@@ -412,6 +444,15 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
             banner + f"Error: couldn't connect to server {host}:{port}, connection attempt failed: SocketException: Error connecting to {host}:{port} :: caused by :: {cause} :\nconnect@src/mongo/shell/mongo.js:374:17\n@(connect):2:6\nexception: connect failed\nexiting with code 1\n",
             1,
         )
+    local = host in ("127.0.0.1", "localhost", "::1", "0.0.0.0") or host == str((view.pod.get("metadata") or {}).get("name", ""))
+    users = getattr(view, "mongo_users", None) if local else None
+    logged_in = None
+    if users is not None and user:
+        logged_in = authenticate(users, user, password, auth_db or (db if db_given else "admin"))
+        if logged_in is None:
+            if modern:
+                return ExecResult(banner + "MongoServerError: Authentication failed.\n", 1)
+            return ExecResult(banner + "Error: Authentication failed. :\nconnect@src/mongo/shell/mongo.js:374:17\n@(connect):2:6\nexception: connect failed\nexiting with code 1\n", 1)
     if modern and not quiet:
         banner += f"Using MongoDB:\t\t{version}\nUsing Mongosh:\t\t2.2.10\n\nFor mongosh info see: https://docs.mongodb.com/mongodb-shell/\n\n"
     elif not quiet:
@@ -419,7 +460,7 @@ def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
     if script is None:
         # an interactive shell has no terminal here: the shell reads EOF and exits
         return ExecResult(banner + ("" if modern else "bye\n"), 0)
-    state: dict[str, Any] = {"db": db, "modern": modern}
+    state: dict[str, Any] = {"db": db, "modern": modern, "local": local, "user": logged_in, "on_change": getattr(view, "on_mongo_users_changed", None)}
     out: list[str] = []
     last: Any = None
     try:

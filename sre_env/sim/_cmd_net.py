@@ -91,8 +91,13 @@ def nslookup(view: ContainerView, argv: list[str]) -> ExecResult:
     if not args:
         return ExecResult("BusyBox v1.36.1 (2023-07-27 17:12:24 UTC) multi-call binary.\n\nUsage: nslookup [-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]\n\nQuery DNS about HOST\n", 1)
     name = args[0]
-    server = args[1] if len(args) > 1 else "10.96.0.10"
+    probe = view.dns_probe(name) if view.dns_probe is not None and len(args) == 1 and not _IP.match(name) else None
+    server = args[1] if len(args) > 1 else (probe[0] if probe else "10.96.0.10")
+    if probe and probe[1] == "timeout":
+        return ExecResult(";; connection timed out; no servers could be reached\n\n", 1)
     head = f"Server:\t\t{server}\nAddress:\t{server}:53\n\n"
+    if probe and probe[1] == "servfail":
+        return ExecResult(head + f"** server can't find {name}: SERVFAIL\n\n", 1)
     ip = resolve(view, name)
     if ip is None or (server != "10.96.0.10" and not _IP.match(name)):
         ns = _ns(view)
@@ -384,7 +389,7 @@ def curl(view: ContainerView, argv: list[str]) -> ExecResult:
         return ExecResult("curl: try 'curl --help' or 'curl --manual' for more information\n", 2)
     parsed = _parse_url(urls[0])
     if parsed is None:
-        return ExecResult("" if silent and not show_err else f"curl: (3) URL rejected: Malformed input to a URL function\n", 3)
+        return ExecResult("" if silent and not show_err else "curl: (3) URL rejected: Malformed input to a URL function\n", 3)
     scheme, host, port, path = parsed
     quiet_err = silent and not show_err
 

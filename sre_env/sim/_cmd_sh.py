@@ -254,8 +254,13 @@ def apply_filter(argv: list[str], text: str) -> ExecResult | None:
     return f(argv[1:], text)
 
 
-def run_script(script: str, env: dict[str, str], run: Runner, shell_name: str = "sh") -> ExecResult:
-    """Execute ``script``; ``run(argv, stdin)`` runs one simple command."""
+def run_script(script: str, env: dict[str, str], run: Runner, shell_name: str = "sh", write_file: "Callable[[str, str, bool], str | None] | None" = None) -> ExecResult:
+    """Execute ``script``; ``run(argv, stdin)`` runs one simple command.
+
+    ``write_file(path, text, append)`` receives output redirected to a file (``>``,
+    ``>>``) and returns an error message or None; without it, redirected output
+    is discarded.
+    """
     try:
         toks = split_words(script, env)
     except ShellSyntaxError as e:
@@ -291,7 +296,7 @@ def run_script(script: str, env: dict[str, str], run: Runner, shell_name: str = 
         stdin: str | None = None
         res = ExecResult("", 0)
         for c in p:
-            argv, to_null, merge = _redirs(c)
+            argv, to_null, merge, target = _redirs(c)
             if not argv:
                 res = ExecResult("", 0)
                 continue
@@ -300,7 +305,10 @@ def run_script(script: str, env: dict[str, str], run: Runner, shell_name: str = 
                 res = fres if fres is not None else run(argv, stdin)
             else:
                 res = run(argv, None)
-            if to_null:
+            if target and write_file is not None and target[0] != "/dev/null":
+                err = write_file(target[0], res.output, target[1])
+                res = ExecResult(f"{shell_name}: {err}\n" if err else "", 1 if err else res.exit_code)
+            elif to_null:
                 res = ExecResult("", res.exit_code)
             stdin = res.output
         output.append(res.output)
@@ -310,9 +318,11 @@ def run_script(script: str, env: dict[str, str], run: Runner, shell_name: str = 
     return ExecResult("".join(output), status)
 
 
-def _redirs(words: list[str]) -> tuple[list[str], bool, bool]:
+def _redirs(words: list[str]) -> tuple[list[str], bool, bool, tuple[str, bool] | None]:
+    """argv without redirections; stdout discarded?; stderr merged?; (file, append) stdout goes to."""
     argv: list[str] = []
     to_null = merge = False
+    target: tuple[str, bool] | None = None
     for w in words:
         if w.startswith("\x00redir:"):
             spec = w[len("\x00redir:") :]
@@ -320,6 +330,10 @@ def _redirs(words: list[str]) -> tuple[list[str], bool, bool]:
                 merge = True
             elif spec.startswith(">") or spec.startswith("1>") or spec.startswith("&>"):
                 to_null = True
+                op = spec.lstrip("1&")
+                path = op.lstrip(">")
+                if path:
+                    target = (path, op.startswith(">>"))
             continue
         argv.append(w)
-    return argv, to_null, merge
+    return argv, to_null, merge, target

@@ -23,6 +23,8 @@ from ._cmd_common import (
 from ._cmd_disk import container_id, sandbox_id
 from ._cmd_images import image_info, process_cmdline
 from ._cmd_journal import journal_entries, norm_unit, unit_pid
+from . import hostfiles
+from .hostfaults import conntrack_count
 from .nodes import HostNode
 
 __all__ = [
@@ -252,7 +254,7 @@ def ps_host(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[s
         return ExecResult(
             "error: unsupported option (BSD syntax)\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n"
             if not a.startswith("-") else
-            f"error: unsupported SysV option\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n",
+            "error: unsupported SysV option\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n",
             1,
         )
     if not cols:
@@ -274,6 +276,8 @@ _UNITS = {
     "cron": ("Regular background program processing daemon", "/lib/systemd/system/cron.service", "man:cron(8)"),
     "systemd-journald": ("Journal Service", "/lib/systemd/system/systemd-journald.service", "man:systemd-journald.service(8) man:journald.conf(5)"),
 }
+#: units an operator may stop or disable on these hosts
+_STOPPABLE = ("kubelet", "chrony")
 _ALIASES = {"chronyd": "chrony", "sshd": "ssh", "journald": "systemd-journald", "docker": "", "crio": ""}
 
 
@@ -309,6 +313,8 @@ def _kubelet_since(node: HostNode, now: float) -> float:
 def _is_active(node: HostNode, unit: str) -> bool:
     if unit == "kubelet":
         return bool(node.kubelet_running)
+    if unit == "chrony":
+        return bool(node.chrony_running)
     return unit in _UNITS
 
 
@@ -333,12 +339,13 @@ def systemctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list
         for n in names:
             if n not in _UNITS:
                 return ExecResult(f"Failed to get unit file state for {n}.service: No such file or directory\n", 1)
-        return ExecResult("" if quiet else "enabled\n" * len(names), 0)
+        states = ["disabled" if n in node.disabled_units else "enabled" for n in names]
+        return ExecResult("" if quiet else "\n".join(states) + "\n", 0 if all(st == "enabled" for st in states) else 1)
     if verb == "is-failed":
         return ExecResult("" if quiet else "active\n" * max(len(names), 1), 1)
     if verb in ("restart", "start", "reload-or-restart", "try-restart", "reload"):
         if not names:
-            return ExecResult(f"Too few arguments.\n", 1)
+            return ExecResult("Too few arguments.\n", 1)
         for n in names:
             if n not in _UNITS:
                 return ExecResult(f"Failed to {verb} {n}.service: Unit {n}.service not found.\n", 5)
@@ -356,9 +363,38 @@ def systemctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list
         for n in names:
             if n not in _UNITS:
                 return ExecResult(f"Failed to {verb} unit: Unit file {n}.service does not exist.\n" if verb in ("disable", "enable", "mask") else f"Failed to {verb} {n}.service: Unit {n}.service not loaded.\n", 5)
-        if verb in ("enable", "unmask"):
+        now_too = "--now" in argv
+        out = ""
+        if verb in ("enable", "disable"):
+            for n in names:
+                link = f"/etc/systemd/system/multi-user.target.wants/{n}.service"
+                if verb == "enable" and n in node.disabled_units:
+                    node.disabled_units.discard(n)
+                    out += f"Created symlink {link} \u2192 {_UNITS[n][1]}.\n"
+                elif verb == "disable" and n not in node.disabled_units and n in _STOPPABLE:
+                    node.disabled_units.add(n)
+                    out += f"Removed \"{link}\".\n"
+            if verb == "enable" and now_too:
+                for n in names:
+                    if not _is_active(node, n) and restart_unit is not None and not restart_unit(n):
+                        return ExecResult(out + f"Job for {n}.service failed because the control process exited with error code.\n", 1)
+            if verb == "enable" or not now_too:
+                return ExecResult(out, 0)
+        if verb == "unmask":
             return ExecResult("", 0)
-        # the simulator has no hook for stopping node daemons; this host's policy refuses it
+        if verb in ("stop", "disable") and all(n in _STOPPABLE for n in names):
+            for n in names:
+                if n == "kubelet" and node.kubelet_running:
+                    node.kubelet_running = False
+                    node.journal.append((now, "systemd", "Stopping kubelet.service - kubelet: The Kubernetes Node Agent..."))
+                    node.journal.append((now, "systemd", "kubelet.service: Deactivated successfully."))
+                    node.journal.append((now, "systemd", "Stopped kubelet.service - kubelet: The Kubernetes Node Agent."))
+                elif n == "chrony" and node.chrony_running:
+                    node.chrony_running = False
+                    node.journal.append((now, "chronyd", "chronyd exiting"))
+                    node.journal.append((now, "systemd", "Stopped chrony.service - chrony, an NTP client/server."))
+            return ExecResult(out, 0)
+        # other node daemons: this host's policy refuses to stop them
         return ExecResult(f"Failed to {verb} {names[0]}.service: Access denied\nSee system logs and 'systemctl status {names[0]}.service' for details.\n", 1)
     if verb == "daemon-reload":
         return ExecResult("", 0)
@@ -528,7 +564,7 @@ def all_sysctls(node: HostNode, now: float, pods: list[dict[str, Any]] | None = 
     vals = dict(_SYSCTL_DEFAULTS)
     vals["kernel.hostname"] = node.name
     vals["kernel.osrelease"] = node.kernel
-    vals["net.netfilter.nf_conntrack_count"] = str(800 + stable_hash(node.name, int(now // 10)) % 400 + 40 * len(pods or ()))
+    vals["net.netfilter.nf_conntrack_count"] = str(conntrack_count(node, now, len(pods or ())))
     for k, v in (node.sysctls or {}).items():
         vals[str(k)] = str(v)
     return vals
@@ -550,6 +586,34 @@ def _valid_value(old: str, new: str) -> bool:
     return bool(news) and all(p.lstrip("-").isdigit() for p in news) and len(news) <= len(olds)
 
 
+def _sysctl_load(node: HostNode, now: float, pods: list[dict[str, Any]] | None, flag: str, files: list[str]) -> ExecResult:
+    """``sysctl --system`` (every sysctl.d file, then sysctl.conf) or ``sysctl -p [FILE]``."""
+    if flag == "--system":
+        names = [f"/etc/sysctl.d/{n}" for n in hostfiles.entries(node, "/etc/sysctl.d") if n.endswith(".conf")]
+        header = "* Applying /usr/lib/sysctl.d/50-pid-max.conf ...\n"
+        paths = [*names, "/etc/sysctl.conf"]
+    else:
+        paths = files or ["/etc/sysctl.conf"]
+        header = ""
+    vals = all_sysctls(node, now, pods)
+    out = [header]
+    for path in paths:
+        text = hostfiles.read(node, path)
+        if text is None:
+            if flag != "--system":
+                return ExecResult("".join(out) + f"sysctl: cannot open \"{path}\": No such file or directory\n", 255)
+            text = ""
+        if flag == "--system":
+            out.append(f"* Applying {path} ...\n")
+        for k, v in hostfiles.parse_sysctl_conf(text).items():
+            k = _sysctl_key(k)
+            if k in vals and k not in _READ_ONLY:
+                norm = "\t".join(v.split()) if "\t" in vals[k] else v
+                node.sysctls[k] = norm
+                out.append(f"{k} = {norm}\n")
+    return ExecResult("".join(out), 0)
+
+
 def sysctl(node: HostNode, now: float, argv: list[str], pods: list[dict[str, Any]] | None = None) -> ExecResult:
     write = value_only = quiet = show_all = False
     keys: list[str] = []
@@ -565,7 +629,7 @@ def sysctl(node: HostNode, now: float, argv: list[str], pods: list[dict[str, Any
         elif a in ("-e", "--ignore", "-N", "--names", "-b", "--binary"):
             continue
         elif a in ("-p", "--load", "--system"):
-            return ExecResult("* Applying /usr/lib/sysctl.d/50-pid-max.conf ...\n* Applying /etc/sysctl.conf ...\n" if a == "--system" else "", 0)
+            return _sysctl_load(node, now, pods, a, [x for x in argv[argv.index(a) + 1 :] if not x.startswith("-")])
         elif a.startswith("-") and len(a) > 1:
             if all(c in "wnqaAXeN" for c in a[1:]):
                 write |= "w" in a
@@ -759,8 +823,30 @@ def _mac(node: HostNode, dev: str) -> str:
     return f"52:54:00:{(h >> 16) & 0xFF:02x}:{(h >> 8) & 0xFF:02x}:{h & 0xFF:02x}"
 
 
-def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
-    args = [a for a in argv[1:] if a not in ("-4", "-6", "-c", "-color", "--color", "-d", "-s")]
+def _link_stats(node: HostNode, now: float, dev: str) -> list[str]:
+    """``ip -s link`` counters: steady traffic since boot, plus the errors a bad NIC adds."""
+    up = node.uptime(now)
+    rate = 18_000.0 if dev == "eth0" else 9_000.0
+    rx_pk, tx_pk = int(up * rate), int(up * rate * 0.93)
+    rx_b, tx_b = rx_pk * 712, tx_pk * 655
+    errs = crc = 0
+    if dev == "eth0" and node.nic_crc_error_fraction > 0:
+        crc = int(max(now - node.nic_fault_since, 0.0) * rate * node.nic_crc_error_fraction)
+        errs = crc
+    carrier = 0
+    if dev == "eth0" and node.nic_flap_down_s_per_min > 0:
+        carrier = 2 * int(max(now - node.nic_fault_since, 0.0) // 60)
+    return [
+        "    RX:  bytes packets errors dropped  missed   mcast           ",
+        f"    {rx_b:>10} {rx_pk:>7} {errs:>6} {errs // 7:>7} {0:>7} {0:>7} ",
+        "    TX:  bytes packets errors dropped carrier collsns           ",
+        f"    {tx_b:>10} {tx_pk:>7} {0:>6} {0:>7} {carrier:>7} {0:>7} ",
+    ]
+
+
+def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str], now: float = 0.0) -> ExecResult:
+    stats = "-s" in argv[1:] or "-stats" in argv[1:] or "-statistics" in argv[1:]
+    args = [a for a in argv[1:] if a not in ("-4", "-6", "-c", "-color", "--color", "-d", "-s", "-stats", "-statistics")]
     brief = False
     if args and args[0] in ("-br", "-brief", "--brief"):
         brief = True
@@ -781,12 +867,25 @@ def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecR
         if not link:
             out += ["    inet 127.0.0.1/8 scope host lo", "       valid_lft forever preferred_lft forever", "    inet6 ::1/128 scope host noprefixroute ", "       valid_lft forever preferred_lft forever"]
         out += [f"2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP {'mode DEFAULT ' if link else ''}group default qlen 1000", f"    link/ether {e0} brd ff:ff:ff:ff:ff:ff", "    altname enp0s3"]
+        if stats and link:
+            out += _link_stats(node, now, "eth0")
         if not link:
             out += [f"    inet {ipaddr}/24 brd {'.'.join(ipaddr.split('.')[:3])}.255 scope global dynamic eth0", "       valid_lft 84612sec preferred_lft 84612sec",
                     f"    inet6 fe80::5054:ff:fe{e0[9:11]}:{e0[12:14]}{e0[15:17]}/64 scope link ", "       valid_lft forever preferred_lft forever"]
         out += [f"3: cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1450 qdisc noqueue state UP {'mode DEFAULT ' if link else ''}group default qlen 1000", f"    link/ether {c0} brd ff:ff:ff:ff:ff:ff"]
         if not link:
             out += [f"    inet {pfx}.1/24 brd {pfx}.255 scope global cni0", "       valid_lft forever preferred_lft forever"]
+        wanted = [a for a in args[1:] if a not in ("show", "list", "ls", "lst", "sh", "dev", "up")]
+        if wanted:
+            blocks: dict[str, list[str]] = {}
+            current = ""
+            for line in out:
+                if line[:1].isdigit():
+                    current = line.split(": ", 2)[1]
+                blocks.setdefault(current, []).append(line)
+            if wanted[0] not in blocks:
+                return ExecResult(f'Device "{wanted[0]}" does not exist.\n', 1)
+            out = blocks[wanted[0]]
         return ExecResult("\n".join(out) + "\n", 0)
     if "route".startswith(obj) or obj == "r":
         return ExecResult(f"default via {gw} dev eth0 \n{'.'.join(ipaddr.split('.')[:3])}.0/24 dev eth0 proto kernel scope link src {ipaddr} \n{pfx}.0/24 dev cni0 proto kernel scope link src {pfx}.1 \n", 0)
@@ -798,6 +897,13 @@ def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecR
 def chronyc(node: HostNode, now: float, argv: list[str]) -> ExecResult:
     args = [a for a in argv[1:] if a not in ("-n", "-a", "-c")]
     sub = args[0] if args else "tracking"
+    if not node.chrony_running:
+        return ExecResult("506 Cannot talk to daemon\n", 1)
+    if sub == "makestep":
+        if abs(node.clock_offset_s) > 0:
+            node.journal.append((now, "chronyd", f"System clock was stepped by {-node.clock_offset_s:.6f} seconds"))
+        node.clock_offset_s = 0.0
+        return ExecResult("200 OK\n", 0)
     off = float(node.clock_offset_s)
     synced = abs(off) < 1.0
     if sub == "tracking":
@@ -805,7 +911,7 @@ def chronyc(node: HostNode, now: float, argv: list[str]) -> ExecResult:
         fast = "fast" if off >= 0 else "slow"
         sys_off = abs(off) if not synced else 0.000012 + abs(off)
         return ExecResult(
-            (f"Reference ID    : A9FEA9FE (169.254.169.254)\nStratum         : 3\n" if synced else "Reference ID    : 00000000 ()\nStratum         : 0\n")
+            ("Reference ID    : A9FEA9FE (169.254.169.254)\nStratum         : 3\n" if synced else "Reference ID    : 00000000 ()\nStratum         : 0\n")
             + (f"Ref time (UTC)  : {ref:%a %b %d %H:%M:%S %Y}\n" if synced else "Ref time (UTC)  : Thu Jan 01 00:00:00 1970\n")
             + f"System time     : {sys_off:.9f} seconds {fast} of NTP time\n"
             + f"Last offset     : {'+' if off >= 0 else '-'}{min(abs(off), 0.0005) if synced else 0:.9f} seconds\n"
@@ -829,7 +935,7 @@ def chronyc(node: HostNode, now: float, argv: list[str]) -> ExecResult:
         )
     if sub in ("makestep", "burst", "online", "offline"):
         return ExecResult("200 OK\n", 0)
-    return ExecResult(f"Unrecognized command\n", 1)
+    return ExecResult("Unrecognized command\n", 1)
 
 
 def timedatectl(node: HostNode, now: float) -> ExecResult:

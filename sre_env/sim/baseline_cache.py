@@ -84,7 +84,7 @@ def developed_incident(scenario: Any, develop_s: float, layout: ClusterLayout = 
     baseline = _BASELINES.get(bkey)
     if baseline is None:
         baseline = _BASELINES[bkey] = record_baseline(reference, app.namespace, app.name)
-    scenario.variant = scenario.draw_variant(reference, scenario.rng)
+    scenario.variant = scenario.choose_variant(reference)
     key = (type(scenario).__module__, type(scenario).__qualname__, float(develop_s), layout, _freeze(scenario.variant))
     hit = _DEVELOPED.get(key)
     if hit is not None:

@@ -7,6 +7,7 @@ names, ports), so ``kubectl get deploy -o yaml`` looks like the real thing.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,8 +153,12 @@ def _container(c: Component) -> dict[str, Any]:
         ctr["command"] = list(c.command)
     if c.args:
         ctr["args"] = list(c.args)
-    if c.env:
-        ctr["env"] = [{"name": k, "value": v} for k, v in c.env]
+    if c.env or c.secret_env:
+        ctr["env"] = [{"name": k, "value": v} for k, v in c.env] + [
+            {"name": k, "valueFrom": {"secretKeyRef": {"name": sec, "key": key}}} for k, sec, key in c.secret_env
+        ]
+    if c.env_from:
+        ctr["envFrom"] = [{"configMapRef" if src == "configMap" else "secretRef": {"name": name}} for src, name in c.env_from]
     ports = [{"containerPort": p, "protocol": proto} | ({"name": n} if n else {}) for n, p, proto in c.container_ports]
     if ports:
         ctr["ports"] = ports
@@ -170,11 +175,13 @@ def _container(c: Component) -> dict[str, Any]:
     ctr["terminationMessagePolicy"] = "File"
     if c.volume_claim:
         ctr["volumeMounts"] = [{"name": c.volume_claim.removesuffix("-pvc") + "-storage" if c.volume_claim.endswith("-pvc") else c.volume_claim, "mountPath": c.data_path}]
+    if c.config_files:
+        ctr.setdefault("volumeMounts", []).extend({"name": f"{c.name}-config", "mountPath": path, "subPath": key} for key, path, _ in c.config_files)
     return ctr
 
 
-def component_labels(c: Component) -> dict[str, str]:
-    labels = {"io.kompose.service": c.name}
+def component_labels(c: Component, label_key: str = "io.kompose.service") -> dict[str, str]:
+    labels = {label_key: c.name}
     labels.update(dict(c.labels))
     return labels
 
@@ -182,13 +189,21 @@ def component_labels(c: Component) -> dict[str, str]:
 def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
     """Namespace, PVCs, workloads and services of an app, in creation order."""
     objs: list[dict[str, Any]] = [namespace_object(app.namespace)]
+    for name, data in app.config_maps:
+        objs.append({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "namespace": app.namespace}, "data": dict(data)})
+    for name, data in app.secrets:
+        encoded = {k: base64.b64encode(v.encode()).decode() for k, v in data}
+        objs.append({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": name, "namespace": app.namespace}, "type": "Opaque", "data": encoded})
+    helm = app.manifest_style == "helm"
     for c in app.components:
+        if c.config_files:
+            objs.append({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": c.name, "namespace": app.namespace}, "data": {key: content for key, _, content in c.config_files}})
         if c.volume_claim:
             objs.append(
                 {
                     "kind": "PersistentVolumeClaim",
                     "apiVersion": "v1",
-                    "metadata": {"name": c.volume_claim, "namespace": app.namespace, "labels": component_labels(c)},
+                    "metadata": {"name": c.volume_claim, "namespace": app.namespace, "labels": component_labels(c, app.label_key)},
                     "spec": {
                         "accessModes": ["ReadWriteOnce"],
                         "resources": {"requests": {"storage": c.storage}},
@@ -198,9 +213,9 @@ def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
                 }
             )
     for c in app.components:
-        labels = component_labels(c)
+        labels = component_labels(c, app.label_key)
         template: dict[str, Any] = {
-            "metadata": {"labels": dict(labels), "annotations": {"sidecar.istio.io/statsInject": "false"}},
+            "metadata": {"labels": {**labels, **dict(c.template_labels)}, "annotations": {} if helm else {"sidecar.istio.io/statsInject": "false"}},
             "spec": {
                 "containers": [_container(c)],
                 "restartPolicy": "Always",
@@ -212,6 +227,10 @@ def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
         if c.volume_claim:
             vol_name = _container(c)["volumeMounts"][0]["name"]
             template["spec"]["volumes"] = [{"name": vol_name, "persistentVolumeClaim": {"claimName": c.volume_claim}}]
+        if c.config_files:
+            template["spec"].setdefault("volumes", []).append({"name": f"{c.name}-config", "configMap": {"name": c.name, "defaultMode": 420}})
+        if helm:
+            template["spec"]["hostname"] = c.name
         spec: dict[str, Any] = {
             "replicas": c.replicas,
             "selector": {"matchLabels": dict(labels)},
@@ -237,7 +256,7 @@ def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
                     "name": c.name,
                     "namespace": app.namespace,
                     "labels": dict(labels),
-                    "annotations": {"kompose.cmd": "kompose convert", "kompose.version": "1.22.0 (955b78124)"},
+                    "annotations": {} if helm else {"kompose.cmd": "kompose convert", "kompose.version": "1.22.0 (955b78124)"},
                 },
                 "spec": spec,
             }
@@ -247,7 +266,7 @@ def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
                 {
                     "kind": "Service",
                     "apiVersion": "v1",
-                    "metadata": {"name": c.name, "namespace": app.namespace, "labels": dict(labels)},
+                    "metadata": {"name": c.name, "namespace": app.namespace, **({} if helm else {"labels": dict(labels)})},
                     "spec": {
                         "type": "ClusterIP",
                         "selector": dict(labels),
@@ -262,4 +281,6 @@ def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
                     },
                 }
             )
+    if app.customize is not None:
+        objs = app.customize(app, objs)
     return objs

@@ -18,6 +18,7 @@ from ._cmd_common import date_cmd, human_busybox, human_df, load_average, stable
 from ._cmd_images import ImageInfo, image_info, process_cmdline
 from ._cmd_mongo import data_disk, mongo_shell
 from ._cmd_net import curl, getent, nc, netstat, nslookup, ss, wget
+from ._cmd_redis import redis_cli
 from ._cmd_sh import run_script
 from ._cmd_system import meminfo, uptime_line
 from .views import ContainerView
@@ -278,7 +279,7 @@ def _cat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
         if text is None:
             code = 1
             if p in dirs:
-                out.append(f"cat: read error: Is a directory\n" if info.busybox else f"cat: {f}: Is a directory\n")
+                out.append("cat: read error: Is a directory\n" if info.busybox else f"cat: {f}: Is a directory\n")
             else:
                 out.append(f"cat: can't open '{f}': No such file or directory\n" if info.busybox else f"cat: {f}: No such file or directory\n")
             continue
@@ -573,6 +574,10 @@ def _dispatch(view: ContainerView, info: ImageInfo, argv: list[str], stdin: str 
         return _not_found(name)
     if base in ("sh", "ash", "bash", "dash"):
         return _sh(view, info, argv, stdin)
+    if view.app_tool is not None:
+        out = view.app_tool(argv, stdin)
+        if out is not None:
+            return out
     if base in _BUILTINS:
         if base == "echo":
             return _echo(argv, env)
@@ -610,12 +615,12 @@ def _dispatch(view: ContainerView, info: ImageInfo, argv: list[str], stdin: str 
         if base == "kill":
             if len(argv) >= 3 and argv[1] == "-0":
                 return ExecResult("", 0 if argv[2] == "1" and view.process_running else 1)
-            return ExecResult(f"sh: 1: kill: Operation not permitted\n", 1)
+            return ExecResult("sh: 1: kill: Operation not permitted\n", 1)
     if base not in info.bins:
         return _not_found(name)
     fn = _TOOLS.get(base)
     if fn is None:
-        if base in ("mongod", "memcached", "consul", "all-in-one-linux", "nginx"):
+        if base in ("mongod", "memcached", "consul", "all-in-one-linux", "nginx", "redis-server"):
             return _daemon_cli(view, info, argv)
         if stdin is not None:
             from ._cmd_sh import apply_filter
@@ -700,6 +705,7 @@ _TOOLS: dict[str, Callable[[ContainerView, ImageInfo, list[str], str | None], Ex
     "mongo": lambda v, i, a, s: mongo_shell(v, i, a),
     "mongosh": lambda v, i, a, s: mongo_shell(v, i, a),
     "memcached-tool": lambda v, i, a, s: _memcached_tool(v, a),
+    "redis-cli": lambda v, i, a, s: redis_cli(v, a, s),
 }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ApiError
 from .clock import iso
 from .quantity import parse_int_or_percent
+from .sched_hooks import created_ok, failed_create, reconcile_extras
 from .selectors import match_labels
 
 if TYPE_CHECKING:
@@ -238,6 +239,10 @@ def _deployment_status(world: "World", dep: Obj, new_rs: Obj, old: list[Obj], de
             f'ReplicaSet "{name}" has successfully progressed.' if complete else f'ReplicaSet "{name}" is progressing.',
         ),
     ]
+    # a ReplicaSet whose pod creates are refused (quota, admission) surfaces on its Deployment
+    failure = next((c for r in all_rs for c in (r.get("status") or {}).get("conditions") or () if c.get("type") == "ReplicaFailure"), None)
+    if failure is not None:
+        conditions.append(cond("ReplicaFailure", "True", "FailedCreate", failure.get("message", "")))
     status: Obj = {
         "observedGeneration": dep["metadata"].get("generation", 1),
         "replicas": replicas,
@@ -276,9 +281,15 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
         want = int(rs["spec"].get("replicas", 0))
         if len(live) < want and not rs["metadata"].get("deletionTimestamp"):
             for _ in range(want - len(live)):
-                pod = world.new_pod_from_template(rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
+                try:
+                    pod = world.new_pod_from_template(rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
+                except ApiError as exc:
+                    # admission refused it (quota, priority class): FailedCreate, retried with back-off
+                    failed_create(world, rs, exc)
+                    break
                 if pod is None:
                     break
+                created_ok(world, rs)
                 live.append(pod)
                 world.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", "replicaset-controller")
         elif len(live) > want:
@@ -296,6 +307,8 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
         for k in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
             if not status[k]:
                 del status[k]
+        if (rs.get("status") or {}).get("conditions"):
+            status["conditions"] = rs["status"]["conditions"]
         _set_status(world, rs, status)
 
 
@@ -326,8 +339,8 @@ def _claim_pods(world: "World", rs: Obj, owned: list[Obj], orphans: list[Obj]) -
 # --------------------------------------------------------------------------- garbage collector
 def reconcile_garbage(world: "World") -> None:
     store = world.store
-    live_uids = {o["metadata"]["uid"] for kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node") for o in store.iter(kind)}
-    for kind in ("ReplicaSet", "Pod"):
+    live_uids = {o["metadata"]["uid"] for kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node", "Job", "CronJob") for o in store.iter(kind)}
+    for kind in ("ReplicaSet", "Job", "Pod"):
         for obj in store.list(kind):
             refs = obj["metadata"].get("ownerReferences") or ()
             if refs and all(r.get("uid") not in live_uids for r in refs):
@@ -460,8 +473,11 @@ def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> N
 
 # --------------------------------------------------------------------------- volumes
 def reconcile_volumes(world: "World") -> None:
-    """pvc-protection finalizer release and Delete reclaim of local-path volumes."""
+    """Static binding, pvc-protection finalizer release and Delete reclaim of local-path volumes."""
+    from .attach import bind_static_claims
+
     store = world.store
+    bind_static_claims(world)
     in_use: set[tuple[str, str]] = set()
     for pod in store.iter("Pod"):
         # like the pvc-protection controller: only pods that were scheduled hold a claim
@@ -502,7 +518,7 @@ def reconcile_all(world: "World", dirty: dict[tuple[str, str, str], None] | None
     store = world.store
     kinds = {k for k, _, _ in dirty}
     removed = {(k, ns, n) for k, ns, n in dirty if store.find(k, n, ns or None) is None}
-    if any(k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node") for k, _, _ in removed):
+    if any(k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Node", "Job", "CronJob") for k, _, _ in removed):
         reconcile_garbage(world)
     rs_names: set[tuple[str, str]] = set()
     dep_names: set[tuple[str, str]] = set()
@@ -529,3 +545,4 @@ def reconcile_all(world: "World", dirty: dict[tuple[str, str, str], None] | None
         reconcile_replicasets(world, rs_names)
     if kinds & {"PersistentVolumeClaim", "PersistentVolume"} or any(k == "Pod" for k, _, _ in removed):
         reconcile_volumes(world)
+    reconcile_extras(world, dirty)

@@ -17,6 +17,10 @@ from ..backend import ExecResult
 from ._cmd_common import date_cmd, human_df, running_containers, stable_hash, wall
 from ._cmd_disk import container_id, df, diskstats, iostat, lsblk, mount_lines
 from ._cmd_journal import dmesg, journalctl
+from . import hostfiles
+from . import diskfill
+from ._cmd_du import du
+from ._cmd_find import find
 from ._cmd_sh import run_script
 from ._cmd_smart import smartctl
 from ._cmd_system import (
@@ -33,6 +37,7 @@ from ._cmd_system import (
     timedatectl,
     uptime,
 )
+from .nodenet import HOST_COMMANDS as NODENET_COMMANDS, extra_dirs as nodenet_dirs, extra_files as nodenet_file
 from .nodes import HostNode
 from .views import HostView
 
@@ -63,6 +68,7 @@ def _fs_dirs(view: HostView) -> dict[str, list[str]]:
         "/mnt": ["disks/"],
         "/etc": "containerd/ cni/ default/ fstab hostname hosts kubernetes/ os-release passwd resolv.conf sysctl.conf sysctl.d/ systemd/".split(),
         "/etc/kubernetes": ["kubelet.conf", "manifests/", "pki/"],
+        "/etc/sysctl.d": ["99-sysctl.conf", "README.sysctl"],
         "/etc/kubernetes/manifests": [],
         "/var": "backups/ cache/ lib/ local/ lock/ log/ mail/ opt/ run/ spool/ tmp/".split(),
         "/var/lib": "apt/ cni/ containerd/ dbus/ dpkg/ kubelet/ misc/ systemd/".split(),
@@ -116,6 +122,18 @@ def _fs_dirs(view: HostView) -> dict[str, list[str]]:
     dirs["/var/lib/kubelet/pods"] = sorted(pods_dir)
     dirs["/var/log/pods"] = sorted(logs_pods)
     dirs["/var/log/containers"] = sorted(logs_ctr)
+    dirs.update(nodenet_dirs(view))
+    # directories cron programs filled (sre_env.sim.diskfill)
+    for d, names in diskfill.listing(node).items():
+        listing = dirs.setdefault(d, [])
+        listing.extend(n for n in names if n not in listing)
+        listing.sort()
+    for path in sorted(node.files):
+        parent, name = path.rsplit("/", 1)
+        listing = dirs.setdefault(parent or "/", [])
+        if name not in listing:
+            listing.append(name)
+            listing.sort()
     return dirs
 
 
@@ -134,12 +152,17 @@ def _version(node: HostNode) -> str:
 
 def _file(view: HostView, path: str) -> str | None:
     node, now = view.node, view.now
+    written = hostfiles.read(node, path)
+    if written is not None:
+        return written
     if path.startswith("/proc/sys/"):
         key = path[len("/proc/sys/"):].replace("/", ".")
         vals = all_sysctls(node, now, view.pods)
         return vals[key] + "\n" if key in vals else None
     simple: dict[str, Callable[[], str]] = {
         "/etc/hostname": lambda: node.name + "\n",
+        "/sys/devices/system/clocksource/clocksource0/current_clocksource": lambda: node.clocksource + "\n",
+        "/sys/devices/system/clocksource/clocksource0/available_clocksource": lambda: ("tsc hpet acpi_pm \n" if node.clocksource == "tsc" else "hpet acpi_pm \n"),
         "/proc/sys/kernel/hostname": lambda: node.name + "\n",
         "/etc/os-release": _os_release,
         "/usr/lib/os-release": _os_release,
@@ -166,6 +189,9 @@ def _file(view: HostView, path: str) -> str | None:
     f = simple.get(path)
     if f is not None:
         return f()
+    extra = nodenet_file(view, path)
+    if extra is not None:
+        return extra
     for i, d in enumerate(node.disks):
         if path == f"/sys/block/{d.device}/stat":
             line = diskstats(node).splitlines()
@@ -297,7 +323,8 @@ def _ls(view: HostView, argv: list[str]) -> ExecResult:
                 for e in entries:
                     isdir = e.endswith("/")
                     name = e.rstrip("/") if e not in ("./", "../") else e[:-1]
-                    size = 4096 if isdir else 20480 + stable_hash(np, name) % 200_000
+                    filled = None if isdir else diskfill.file_size(view.node, np, name)
+                    size = 4096 if isdir else (filled if filled is not None else 20480 + stable_hash(np, name) % 200_000)
                     sz = human_df(size) if human else str(size)
                     out.append(f"{'drwxr-xr-x' if isdir else '-rw-r--r--'} {2 if isdir else 1} root root {sz:>6} {stamp} {name}\n")
             else:
@@ -470,12 +497,81 @@ def _sh(view: HostView, argv: list[str]) -> ExecResult:
         env = {"HOME": "/root", "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME": view.node.name, "USER": "root", "SHELL": "/bin/bash"}
 
         def run(av: list[str], stdin: str | None) -> ExecResult:
+            if av and av[0] in ("tee", "sudo") and "tee" in av[:2]:
+                return _tee(view, av[av.index("tee") :], stdin or "")
             return _dispatch(view, av, nested=True)
 
-        return run_script(argv[2], env, run, shell_name="sh" if name in ("sh", "dash") else name)
+        def write_file(path: str, text: str, append: bool) -> str | None:
+            return hostfiles.write(view.node, _norm_path(path if path.startswith("/") else "/root/" + path), text, append=append)
+
+        return run_script(argv[2], env, run, shell_name="sh" if name in ("sh", "dash") else name, write_file=write_file)
     if len(argv) == 2 and argv[1] == "-c":
         return ExecResult(f"{name}: -c: option requires an argument\n", 2)
     return ExecResult("", 0)
+
+
+def _tee(view: HostView, argv: list[str], stdin: str) -> ExecResult:
+    append = any(a in ("-a", "--append") for a in argv[1:])
+    for f in (a for a in argv[1:] if not a.startswith("-")):
+        err = hostfiles.write(view.node, _norm_path(f if f.startswith("/") else "/root/" + f), stdin, append=append)
+        if err:
+            return ExecResult(stdin + f"tee: {err}\n", 1)
+    return ExecResult(stdin, 0)
+
+
+def _rm(view: HostView, argv: list[str]) -> ExecResult:
+    force = any(a.startswith("-") and "f" in a for a in argv[1:])
+    code, out = 0, []
+    recursive = any(a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a) for a in argv[1:]) or "--recursive" in argv
+    for f in (a for a in argv[1:] if not a.startswith("-")):
+        path = _norm_path(f if f.startswith("/") else "/root/" + f)
+        gone = diskfill.remove(view.node, path, recursive)
+        if gone == "E2BIG":
+            return ExecResult("bash: /usr/bin/rm: Argument list too long\n", 126)
+        if gone is not None:
+            if not gone:
+                out.append(f"rm: cannot remove '{f}': Is a directory\n")
+                code = 1
+            continue
+        if hostfiles.remove(view.node, path):
+            continue
+        if _file(view, path) is not None:
+            out.append(f"rm: cannot remove '{f}': Read-only file system\n")
+            code = 1
+        elif not force:
+            out.append(f"rm: cannot remove '{f}': No such file or directory\n")
+            code = 1
+    return ExecResult("".join(out), code)
+
+
+def _sed(view: HostView, argv: list[str]) -> ExecResult:
+    args = argv[1:]
+    in_place = any(a == "-i" or a.startswith("-i") and not a.startswith("--") for a in args) or "--in-place" in args
+    words = [a for a in args if not a.startswith("-")]
+    scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-e"]
+    if scripts:
+        words = [w for w in words if w not in scripts]
+    elif words:
+        scripts, words = [words[0]], words[1:]
+    if not scripts or not words:
+        return ExecResult("Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n", 1)
+    out = []
+    for f in words:
+        path = _norm_path(f if f.startswith("/") else "/root/" + f)
+        text = _file(view, path)
+        if text is None:
+            return ExecResult(f"sed: can't read {f}: No such file or directory\n", 2)
+        for script in scripts:
+            text, err = hostfiles.sed_apply(script, text)
+            if err:
+                return ExecResult(err + "\n", 1)
+        if not in_place:
+            out.append(text)
+            continue
+        err = hostfiles.write(view.node, path, text)
+        if err:
+            return ExecResult(f"sed: couldn't open temporary file {path.rsplit('/', 1)[0]}/sedAbC123: Read-only file system\n", 4)
+    return ExecResult("".join(out), 0)
 
 
 def _grep_file(view: HostView, argv: list[str]) -> ExecResult:
@@ -485,10 +581,34 @@ def _grep_file(view: HostView, argv: list[str]) -> ExecResult:
     pats = [a for a in args if not a.startswith("-")]
     if len(pats) < 2:
         return ExecResult("", 1) if pats else ExecResult("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n", 2)
+    flags = [a for a in args if a.startswith("-")]
+    recursive = any(a in ("-r", "-R", "--recursive") or (not a.startswith("--") and ("r" in a[1:] or "R" in a[1:])) for a in flags)
+    dirs = _fs_dirs(view)
+    targets = [_norm_path(p if p.startswith("/") else "/root/" + p) for p in pats[1:]]
+    if recursive or len(targets) > 1 or any(t in dirs for t in targets):
+        # grep names the file on each match when it reads several (or a tree)
+        files: list[str] = []
+        for t in targets:
+            if t in dirs:
+                if not recursive:
+                    return ExecResult(f"grep: {t}: Is a directory\n", 2)
+                files += [f"{t.rstrip('/')}/{e}" for e in dirs[t] if not e.endswith("/")]
+            else:
+                files.append(t)
+        out, found = [], False
+        for f in files:
+            text = _file(view, f)
+            if text is None:
+                continue
+            res = FILTERS["grep"]([a for a in flags if a not in ("-r", "-R", "--recursive")] + [pats[0]], text)
+            if res.exit_code == 0 and res.output:
+                found = True
+                out += [f"{f}:{line}\n" for line in res.output.splitlines()]
+        return ExecResult("".join(out), 0 if found else 1)
     res = _cat(view, ["cat", *pats[1:]])
     if res.exit_code:
         return ExecResult(res.output.replace("cat:", "grep:"), 2)
-    return FILTERS["grep"]([a for a in args if a.startswith("-")] + [pats[0]], res.output)
+    return FILTERS["grep"](flags + [pats[0]], res.output)
 
 
 def _head_tail_file(view: HostView, argv: list[str]) -> ExecResult:
@@ -546,10 +666,13 @@ _COMMANDS: dict[str, Callable[[HostView, list[str]], ExecResult]] = {
     "journalctl": lambda v, a: journalctl(v.node, v.now, v.pods, a, v.variant),
     "sysctl": lambda v, a: sysctl(v.node, v.now, a, v.pods),
     "cat": _cat,
+    "rm": lambda v, a: _rm(v, a),
+    "tee": lambda v, a: _tee(v, a, ""),
+    "sed": lambda v, a: _sed(v, a),
     "ls": _ls,
     "mount": _mount,
     "findmnt": _findmnt,
-    "ip": lambda v, a: ip_cmd(v.node, v.pods, a),
+    "ip": lambda v, a: ip_cmd(v.node, v.pods, a, v.now),
     "chronyc": lambda v, a: chronyc(v.node, v.now, a),
     "timedatectl": lambda v, a: timedatectl(v.node, v.now),
     "crictl": lambda v, a: crictl(v.node, v.now, v.pods, a),
@@ -570,6 +693,14 @@ _COMMANDS: dict[str, Callable[[HostView, list[str]], ExecResult]] = {
     "kubelet": _kubelet_cli,
     "pwd": lambda v, a: ExecResult("/root\n", 0),
 }
+
+# where the disk went (sre_env.sim.diskfill)
+_COMMANDS.setdefault("du", du)
+_COMMANDS.setdefault("find", find)
+
+# host firewall (iptables, netfilter-persistent) (sre_env.sim.nodenet)
+for _name, _fn in NODENET_COMMANDS.items():
+    _COMMANDS.setdefault(_name, _fn)
 
 HOST_COMMANDS = frozenset(_COMMANDS)
 

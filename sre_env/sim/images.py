@@ -7,6 +7,7 @@ gives the same ErrImagePull / ImagePullBackOff sequence a real node shows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["ImageCatalog", "split_image", "normalize_image"]
 
@@ -21,7 +22,26 @@ _COMMON = (
     "nicolaka/netshoot:latest",
     "ubuntu:22.04",
     "registry.k8s.io/pause:3.9",
+    # exporters people run as sidecars
+    "prom/statsd-exporter:v0.26.1",
+    "prom/memcached-exporter:v0.14.4",
+    "percona/mongodb_exporter:0.40",
 )
+
+
+#: bugs shipped in specific image versions: ref -> {binary: (share of its requests that fail, the error it returns)}.
+#: A property of the release, so every pod that runs that version misbehaves the same way
+#: and rolling back to the previous version is what fixes it.
+_DEFECTS: dict[str, dict[str, tuple[float, str]]] = {
+    # recommendation's handler stopped accepting one of the three "require" modes the UI sends
+    "yinfangchen/hotelreservation:0.9.2": {"recommendation": (0.34, 'invalid require parameter "price"')},
+    # profile decodes the cached hotel documents with a changed struct
+    "yinfangchen/hotelreservation:0.9.3": {
+        "profile": (0.5, "json: cannot unmarshal number into Go struct field Address.address.streetNumber of type string")
+    },
+    # rate parses an optional field that most inventory rows leave empty
+    "yinfangchen/hotelreservation:0.9.4": {"rate": (0.4, 'strconv.ParseFloat: parsing "": invalid syntax')},
+}
 
 
 def split_image(ref: str) -> tuple[str, str]:
@@ -50,6 +70,22 @@ class ImageCatalog:
     """A set of ``repo:tag`` references that can be pulled, with pull times."""
 
     refs: set[str] = field(default_factory=lambda: set(_COMMON))
+    #: repo -> {binary: the app component that binary is} for images that ship several programs
+    binaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_program(self, ref: str, binary: str, component: Any) -> None:
+        repo, _ = split_image(ref)
+        self.binaries.setdefault(repo, {})[binary] = component
+
+    @staticmethod
+    def defect(ref: str, binary: str) -> tuple[float, str] | None:
+        """The bug ``binary`` has in this image version, if any: (failing share of requests, error)."""
+        repo, tag = split_image(ref)
+        return _DEFECTS.get(f"{repo}:{tag}", {}).get(binary)
+
+    def programs(self, ref: str) -> dict[str, Any]:
+        """The binaries an image ships (same repository, any tag)."""
+        return self.binaries.get(split_image(ref)[0], {})
 
     def add(self, ref: str) -> None:
         repo, tag = split_image(ref)

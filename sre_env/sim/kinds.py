@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KindInfo", "KINDS", "resolve_kind", "kind_info"]
+__all__ = ["KindInfo", "KINDS", "CUSTOM_KINDS", "resolve_kind", "kind_info"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,30 @@ KINDS: tuple[KindInfo, ...] = (
     KindInfo("StatefulSet", "statefulsets", "statefulset", ("sts",), True, "apps/v1"),
     KindInfo("DaemonSet", "daemonsets", "daemonset", ("ds",), True, "apps/v1"),
     KindInfo("StorageClass", "storageclasses", "storageclass", ("sc",), False, "storage.k8s.io/v1"),
+    KindInfo("NetworkPolicy", "networkpolicies", "networkpolicy", ("netpol",), True, "networking.k8s.io/v1"),
+    KindInfo("Ingress", "ingresses", "ingress", ("ing",), True, "networking.k8s.io/v1"),
+    KindInfo("IngressClass", "ingressclasses", "ingressclass", (), False, "networking.k8s.io/v1"),
+    # control plane: batch, admission, RBAC (sre_env.sim.jobs, .admission, .rbac)
+    KindInfo("Job", "jobs", "job", (), True, "batch/v1"),
+    KindInfo("CronJob", "cronjobs", "cronjob", ("cj",), True, "batch/v1"),
+    KindInfo("ValidatingWebhookConfiguration", "validatingwebhookconfigurations", "validatingwebhookconfiguration", (), False, "admissionregistration.k8s.io/v1"),
+    KindInfo("MutatingWebhookConfiguration", "mutatingwebhookconfigurations", "mutatingwebhookconfiguration", (), False, "admissionregistration.k8s.io/v1"),
+    KindInfo("Role", "roles", "role", (), True, "rbac.authorization.k8s.io/v1"),
+    KindInfo("RoleBinding", "rolebindings", "rolebinding", (), True, "rbac.authorization.k8s.io/v1"),
+    KindInfo("ClusterRole", "clusterroles", "clusterrole", (), False, "rbac.authorization.k8s.io/v1"),
+    KindInfo("ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", (), False, "rbac.authorization.k8s.io/v1"),
+    KindInfo("Assign", "assign", "assign", (), False, "mutations.gatekeeper.sh/v1"),
+    KindInfo("APIService", "apiservices", "apiservice", (), False, "apiregistration.k8s.io/v1"),
+    # scheduling and resources (sre_env.sim.quota, .priority, .hpa)
+    KindInfo("ResourceQuota", "resourcequotas", "resourcequota", ("quota",), True, "v1"),
+    KindInfo("PriorityClass", "priorityclasses", "priorityclass", ("pc",), False, "scheduling.k8s.io/v1"),
+    KindInfo("HorizontalPodAutoscaler", "horizontalpodautoscalers", "horizontalpodautoscaler", ("hpa",), True, "autoscaling/v2"),
+    # custom resources of modelled operators (sre_env.sim.operator_tidb)
+    KindInfo("TidbCluster", "tidbclusters", "tidbcluster", ("tc",), True, "pingcap.com/v1alpha1"),
 )
+
+#: kinds served by CustomResourceDefinitions (no strategic merge patch, as on a real API server)
+CUSTOM_KINDS: frozenset[str] = frozenset({"TidbCluster"})
 
 _BY_NAME: dict[str, KindInfo] = {}
 for _k in KINDS:

@@ -15,8 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .clock import iso
+from .mongo_auth import refused_start
 from .process import StartOutcome, start_outcome
+from . import initcontainers, programs
+from .config_checks import start_config_error
+from .attach import multi_attach_error
+from .probes import run_probe
 from .podenv import resolve_env
+from .seccontext import run_as_non_root_error
 
 if TYPE_CHECKING:
     from .world import World
@@ -70,6 +76,10 @@ class ContainerRuntime:
     #: whether the process served at the last sync (routes change when this flips)
     was_serving: bool = False
     last_event_at: dict = field(default_factory=dict)
+    #: when the current run of failed liveness probes began (None while they pass)
+    live_fail_since: float | None = None
+    #: the environment the running process was started with (env is fixed at process start)
+    started_env: dict | None = None
 
     def serving(self, now: float) -> bool:
         return self.state == "running" and self.serve_at is not None and now >= self.serve_at
@@ -84,9 +94,14 @@ class PodRuntime:
     wake_at: float = 0.0
     started: float = 0.0
     debug_pod: bool = False
+    #: init containers (sre_env.sim.initcontainers), and whether they have all completed
+    init: dict[str, ContainerRuntime] = field(default_factory=dict)
+    initialized: bool = False
 
 
 def run_kubelets(world: "World") -> bool:
+    from .netsystem import sandbox_failed
+
     """Sync every pod that needs it; True when a process started or stopped serving."""
     now = world.clock.now
     if world.store.revision == world.kubelet_rev and now < world.kubelet_wake:
@@ -106,10 +121,18 @@ def run_kubelets(world: "World") -> bool:
             _terminate(world, pod, rt)
             synced = True
             continue
+        if rt is None and (pod.get("status") or {}).get("reason") == "Evicted":
+            continue  # the eviction manager killed it; the pod object stays as a record
         if rt is None:
-            rt = world.runtimes[meta["uid"]] = PodRuntime(uid=meta["uid"], ip=world.allocate_pod_ip(node), started=now, debug_pod=meta.get("labels", {}).get("app.kubernetes.io/managed-by") == "kubectl-debug" or meta["name"].startswith("node-debugger-"))
+            ip = world.allocate_pod_ip(node, pod)
+            if ip is None:
+                # the CNI found no free address: the sandbox is retried, the pod waits in ContainerCreating
+                wake = min(wake, sandbox_failed(world, pod, node))
+                continue
+            rt = world.runtimes[meta["uid"]] = PodRuntime(uid=meta["uid"], ip=ip, started=now, debug_pod=meta.get("labels", {}).get("app.kubernetes.io/managed-by") == "kubectl-debug" or meta["name"].startswith("node-debugger-"))
+            waiting = "PodInitializing" if pod["spec"].get("initContainers") else "ContainerCreating"
             for ctr in pod["spec"].get("containers", []):
-                rt.containers[ctr["name"]] = ContainerRuntime(name=ctr["name"], since=now, wake_at=now)
+                rt.containers[ctr["name"]] = ContainerRuntime(name=ctr["name"], since=now, wake_at=now, waiting_reason=waiting)
             rt.seen_rv = ""
         if rt.wake_at > now and rt.seen_rv == meta["resourceVersion"]:
             wake = min(wake, rt.wake_at)
@@ -146,6 +169,10 @@ def _volumes_ready(world: "World", pod: Obj) -> str | None:
             pvc = world.store.find("PersistentVolumeClaim", claim, ns)
             if pvc is None or pvc.get("status", {}).get("phase") != "Bound":
                 return f'Unable to attach or mount volumes: unmounted volumes=[{vol["name"]}]: timed out waiting for the condition'
+            attach_error = multi_attach_error(world, pod, claim)
+            if attach_error:
+                world.event(pod, "Warning", "FailedAttachVolume", attach_error, "attachdetach-controller")
+                return f'Unable to attach or mount volumes: unmounted volumes=[{vol["name"]}], unattached volumes=[{vol["name"]}]: timed out waiting for the condition'
         if "configMap" in vol:
             name = vol["configMap"].get("name")
             if world.store.find("ConfigMap", name, ns) is None and not vol["configMap"].get("optional"):
@@ -165,9 +192,13 @@ def _sync_pod(world: "World", pod: Obj, rt: PodRuntime) -> bool:
     wake = NEVER
     mount_error = _volumes_ready(world, pod)
     specs = {c["name"]: c for c in pod["spec"].get("containers", [])}
-    for name, spec in specs.items():
-        ctr = rt.containers.setdefault(name, ContainerRuntime(name=name, since=now, wake_at=now))
-        wake = min(wake, _step_container(world, pod, rt, ctr, spec, host, mount_error, restart_policy))
+    if pod["spec"].get("initContainers") and not rt.initialized:
+        rt.initialized, init_wake = initcontainers.sync_init_containers(world, pod, rt, host, mount_error)
+        wake = min(wake, init_wake)
+    if rt.initialized or not pod["spec"].get("initContainers"):
+        for name, spec in specs.items():
+            ctr = rt.containers.setdefault(name, ContainerRuntime(name=name, since=now, wake_at=now))
+            wake = min(wake, _step_container(world, pod, rt, ctr, spec, host, mount_error, restart_policy))
     rt.wake_at = wake
     _write_status(world, pod, rt, specs)
     rt.seen_rv = pod["metadata"]["resourceVersion"]
@@ -180,7 +211,7 @@ def _sync_pod(world: "World", pod: Obj, rt: PodRuntime) -> bool:
     return changed
 
 
-def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, host: Any, mount_error: str | None, restart_policy: str) -> float:
+def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, host: Any, mount_error: str | None, restart_policy: str, *, init: bool = False) -> float:
     """Advance one container's state machine to ``now``; return when it next needs attention."""
     now = world.clock.now
     image = spec.get("image", "")
@@ -193,12 +224,13 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
                 return now + 10.0
             if image in host.image_cache or (spec.get("imagePullPolicy") == "Never"):
                 env, err = resolve_env(world.store, pod, spec)
+                err = err or run_as_non_root_error(pod, spec)
                 if err:
                     ctr.state = "config_error"
                     ctr.waiting_reason, ctr.waiting_message = "CreateContainerConfigError", err
                     _event_once(world, pod, ctr, "config", "Warning", "Failed", f"Error: {err}", 60.0)
                     return now + 10.0
-                _start(world, pod, rt, ctr, spec, env)
+                _start(world, pod, rt, ctr, spec, env, init=init)
                 continue
             if world.images.exists(image):
                 ctr.state = "pulling"
@@ -250,7 +282,7 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
             if ctr.exit_at is not None and now >= ctr.exit_at:
                 _exit(world, pod, ctr, restart_policy)
                 continue
-            ctr.ready = _probe_ready(spec, ctr, now)
+            ctr.ready = _probe_ready(world, pod, rt, spec, ctr, now)
             nxt = NEVER
             if ctr.exit_at is not None:
                 nxt = min(nxt, ctr.exit_at)
@@ -263,8 +295,9 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
                 nxt = min(nxt, ctr.started_at + probe_delay)
             live = spec.get("livenessProbe")
             if live and ctr.started_at is not None:
-                if _liveness_fails(spec, ctr, now):
-                    text = f"Liveness probe failed: {_probe_failure_text(live, rt.ip)}"
+                failed, output, deadline = _liveness(world, pod, rt, ctr, spec, live, now)
+                if failed:
+                    text = f"Liveness probe failed: {output}"
                     # one Unhealthy per failed probe (folded into a count), then the kill
                     for _ in range(max(int(live.get("failureThreshold", 3)), 1)):
                         world.event(pod, "Warning", "Unhealthy", text, "kubelet")
@@ -272,15 +305,15 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
                     ctr.exit_at = now
                     # SIGTERM to a process without a handler: 128 + 15
                     ctr.outcome = StartOutcome(exit_after=0, exit_code=143, reason="Error")
+                    ctr.live_fail_since = None
                     continue
-                deadline = _liveness_deadline(live, ctr)
                 if now < deadline:
                     nxt = min(nxt, deadline)
             ready_probe = spec.get("readinessProbe")
             if ready_probe and not ctr.ready and ctr.started_at is not None and now >= ctr.started_at + float(ready_probe.get("initialDelaySeconds", 0)):
                 # the prober keeps failing every period; the recorder folds repeats into a count
                 period = max(float(ready_probe.get("periodSeconds", 10)), 1.0)
-                _event_once(world, pod, ctr, "readiness", "Warning", "Unhealthy", f"Readiness probe failed: {_probe_failure_text(ready_probe, rt.ip)}", _READINESS_EVENT_EVERY_S)
+                _event_once(world, pod, ctr, "readiness", "Warning", "Unhealthy", f"Readiness probe failed: {run_probe(world, pod, rt, ctr, spec, ready_probe, now).output}", _READINESS_EVENT_EVERY_S)
                 if ctr.serve_at is None or now >= ctr.serve_at:
                     nxt = min(nxt, ctr.last_event_at["readiness"] + max(period, _READINESS_EVENT_EVERY_S))
             return nxt
@@ -289,6 +322,7 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
                 return ctr.wake_at
             ctr.restart_count += 1
             env, err = resolve_env(world.store, pod, spec)
+            err = err or run_as_non_root_error(pod, spec)
             if err:
                 ctr.state = "config_error"
                 ctr.waiting_reason, ctr.waiting_message = "CreateContainerConfigError", err
@@ -296,7 +330,7 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
             if image not in host.image_cache:
                 ctr.state = "creating"
                 continue
-            _start(world, pod, rt, ctr, spec, env)
+            _start(world, pod, rt, ctr, spec, env, init=init)
             continue
         if st == "exited":
             return NEVER
@@ -304,10 +338,16 @@ def _step_container(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRunt
     return now + 1.0
 
 
-def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, env: dict[str, str]) -> None:
+def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, env: dict[str, str], *, init: bool = False) -> None:
     now = world.clock.now
-    component = world.component_for(pod)
-    outcome = start_outcome(component, spec, env, debug_pod=rt.debug_pod)
+    component = programs.main_component(world, pod, spec) if not init else None
+    if init:
+        outcome = initcontainers.init_outcome(spec)
+    elif component is None and world.component_for(pod) is not None and not rt.debug_pod:
+        # a sidecar or a second process beside the app's own
+        outcome = programs.peer_outcome(world, pod, spec)
+    else:
+        outcome = start_outcome(component, spec, env, debug_pod=rt.debug_pod, programs=world.images.programs(spec.get("image", "")))
     if component is not None and outcome.start_error is None and outcome.exit_after is None:
         dep_error = world.start_dependency_error(pod, component, env)
         if dep_error is not None:
@@ -321,6 +361,13 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
                 + ((9.0, "dependency_error", (("target", target), ("error", error))), (10.0, "fatal_assertion", (("error", error if "mongo" not in target else "no reachable servers"),))),
                 memory_mib=outcome.memory_mib / 2,
             )
+        else:
+            outcome = refused_start(world, pod, component, env) or outcome
+    if component is not None and outcome.start_error is None:
+        # a process that rejects its configuration exits before it dials anything
+        outcome = start_config_error(world, pod, spec, component) or outcome
+    if component is not None and outcome.start_error is None and outcome.exit_after is None and programs.data_dir_holder(world, pod, component) is not None:
+        outcome = programs.dbpath_in_use(component, outcome.memory_mib)
     ctr.container_id = "containerd://" + _hex(f"{rt.uid}/{ctr.name}/{ctr.restart_count}")
     ctr.image_id = world.image_id(spec.get("image", ""))
     if outcome.start_error:
@@ -343,12 +390,15 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
     ctr.serve_at = now + outcome.serve_after if outcome.serve_after is not None else None
     ctr.listen_port = outcome.listen_port
     ctr.memory_mib = outcome.memory_mib
+    ctr.started_env = dict(env)
     ctr.waiting_reason = ctr.waiting_message = ""
     if ctr.log:
         ctr.prev_log = list(ctr.log)
         ctr.log = deque(maxlen=1000)
     ctr.pending_logs = [(now + delay, event, dict(fields)) for delay, event, fields in outcome.log_events]
+    ctr.live_fail_since = None
     _flush_logs(world, pod, ctr)
+    programs.after_start(world, pod, rt, ctr)
 
 
 def _flush_logs(world: "World", pod: Obj, ctr: ContainerRuntime) -> None:
@@ -406,75 +456,54 @@ def _enter_backoff(world: "World", pod: Obj, ctr: ContainerRuntime) -> None:
 
 
 # --------------------------------------------------------------------------- probes
-def _probe_port(probe: Obj | None, spec: Obj) -> int | None:
-    if not probe:
-        return None
-    for kind in ("httpGet", "tcpSocket", "grpc"):
-        if kind in probe:
-            port = probe[kind].get("port")
-            if isinstance(port, str) and not port.isdigit():
-                for p in spec.get("ports") or ():
-                    if p.get("name") == port:
-                        return int(p["containerPort"])
-                return -1
-            return int(port) if port is not None else None
-    return None
-
-
 def _probe_initial_delay(spec: Obj) -> float:
     delays = [float((spec.get(k) or {}).get("initialDelaySeconds", 0)) for k in ("readinessProbe", "livenessProbe") if spec.get(k)]
     return max(delays) if delays else 0.0
 
 
-def _probe_ready(spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
+def _probe_ready(world: "World", pod: Obj, rt: PodRuntime, spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
+    """The readiness probe's verdict now (sre_env.sim.probes); no probe: ready while running."""
     probe = spec.get("readinessProbe")
     if not probe:
         return True
-    if "exec" in probe:
-        return ctr.serving(now)
-    port = _probe_port(probe, spec)
     delay = float(probe.get("initialDelaySeconds", 0))
     if ctr.started_at is None or now < ctr.started_at + delay:
         return False
-    return ctr.serving(now) and port == ctr.listen_port
+    return run_probe(world, pod, rt, ctr, spec, probe, now).ok
 
 
-def _liveness_deadline(probe: Obj, ctr: ContainerRuntime) -> float:
-    """When a probe failing from the start has failed ``failureThreshold`` times in a row."""
-    delay = float(probe.get("initialDelaySeconds", 0))
-    period = float(probe.get("periodSeconds", 10))
-    threshold = int(probe.get("failureThreshold", 3))
-    return (ctr.started_at or 0.0) + delay + period * threshold
+def _liveness(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec: Obj, probe: Obj, now: float) -> tuple[bool, str, float]:
+    """(kill now, the prober's output, when to look again) for a running container's liveness probe.
 
-
-def _liveness_fails(spec: Obj, ctr: ContainerRuntime, now: float) -> bool:
-    probe = spec.get("livenessProbe")
-    if not probe or ctr.started_at is None:
-        return False
-    if now < _liveness_deadline(probe, ctr):
-        return False
-    if "exec" in probe:
-        return not ctr.serving(now)
-    port = _probe_port(probe, spec)
-    return not (ctr.serving(now) and port == ctr.listen_port)
-
-
-def _probe_failure_text(probe: Obj | None, ip: str = "") -> str:
-    """The prober's output for a probe whose port has no listener (the kubelet's wording)."""
-    if not probe:
-        return ""
-    if "httpGet" in probe:
-        get = probe["httpGet"]
-        host = get.get("host") or ip
-        port = get.get("port")
-        scheme = str(get.get("scheme", "HTTP")).lower()
-        return f'Get "{scheme}://{host}:{port}{get.get("path", "/")}": dial tcp {host}:{port}: connect: connection refused'
-    if "tcpSocket" in probe:
-        host = probe["tcpSocket"].get("host") or ip
-        return f"dial tcp {host}:{probe['tcpSocket'].get('port')}: connect: connection refused"
-    if "grpc" in probe:
-        return f'timeout: failed to connect service "{ip}:{probe["grpc"].get("port")}" within 1s: context deadline exceeded'
-    return "command failed"
+    The prober runs every ``periodSeconds`` after ``initialDelaySeconds`` (never in
+    the container's first second); ``failureThreshold`` failures in a row kill it.
+    Between looks the kubelet model assumes the verdict held, so a passing probe
+    is looked at again one failure window later.
+    """
+    delay = float(probe.get("initialDelaySeconds", 0) or 0)
+    period = max(float(probe.get("periodSeconds", 10) or 10), 1.0)
+    threshold = max(int(probe.get("failureThreshold", 3) or 3), 1)
+    first = (ctr.started_at or 0.0) + max(delay, 1.0)
+    if now < first:
+        return False, "", first
+    if ctr.serve_at is None or ctr.serve_at > first:
+        # every probe before the process listens is refused: does the threshold-th come first?
+        kill_at = first + period * (threshold - 1)
+        if ctr.serve_at is None or kill_at < ctr.serve_at:
+            if now >= kill_at:
+                return True, run_probe(world, pod, rt, ctr, spec, probe, kill_at).output, now
+            return False, "", kill_at
+    result = run_probe(world, pod, rt, ctr, spec, probe, now)
+    if result.ok:
+        ctr.live_fail_since = None
+        return False, "", now + period * threshold
+    if ctr.live_fail_since is None:
+        # failing since the start: the first probe already failed
+        ctr.live_fail_since = first if (ctr.serve_at is None or ctr.serve_at > first) and now - first < period * threshold else now
+    kill_at = ctr.live_fail_since + period * (threshold - 1)
+    if now >= kill_at:
+        return True, result.output, now
+    return False, result.output, kill_at
 
 
 # --------------------------------------------------------------------------- status
@@ -525,9 +554,11 @@ def _write_status(world: "World", pod: Obj, rt: PodRuntime, specs: dict[str, Obj
         return c
 
     sandbox = phase not in ("Succeeded", "Failed")
+    init_specs = pod["spec"].get("initContainers") or []
+    initialized = not init_specs or rt.initialized
     conditions = [
         cond("PodReadyToStartContainers", sandbox),
-        cond("Initialized", True),
+        cond("Initialized", initialized, "ContainersNotInitialized"),
         cond("Ready", ready, "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady"),
         cond("ContainersReady", ready, "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady"),
         cond("PodScheduled", True),
@@ -536,6 +567,9 @@ def _write_status(world: "World", pod: Obj, rt: PodRuntime, specs: dict[str, Obj
         names = [c.name for c in states if not (c.state == "running" and c.ready)]
         conditions[2]["message"] = f"containers with unready status: [{' '.join(names)}]"
         conditions[3]["message"] = conditions[2]["message"]
+    if not initialized:
+        pending_inits = [c["name"] for c in init_specs if not ((rt.init.get(c["name"]) and rt.init[c["name"]].state == "exited" and (rt.init[c["name"]].last_terminated or {}).get("exitCode") == 0))]
+        conditions[1]["message"] = f"containers with incomplete status: [{' '.join(pending_inits)}]"
     host = world.hosts[pod["spec"]["nodeName"]]
     status: Obj = {
         "phase": phase,
@@ -548,6 +582,18 @@ def _write_status(world: "World", pod: Obj, rt: PodRuntime, specs: dict[str, Obj
         "containerStatuses": statuses,
         "qosClass": _qos(specs),
     }
+    if init_specs:
+        inits = []
+        for c in init_specs:
+            ictr = rt.init.get(c["name"])
+            if ictr is None:
+                inits.append({"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "restartCount": 0, "started": False, "state": {"waiting": {"reason": "PodInitializing"}}, "lastState": {}})
+                continue
+            ist = _container_status(ictr, c, now)
+            # a completed init container reports ready
+            ist["ready"] = ictr.state == "exited" and (ictr.last_terminated or {}).get("exitCode") == 0
+            inits.append(ist)
+        status["initContainerStatuses"] = inits
     if status != old:
         pod["status"] = status
         world.store.touch(pod)

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from .clock import EPOCH, iso
 
-__all__ = ["DIALECTS", "EVENTS", "QUIET", "render", "component_startup_lines"]
+__all__ = ["DIALECTS", "EVENTS", "QUIET", "render", "component_startup_lines", "register_dialect"]
 
 DIALECTS: frozenset[str] = frozenset({"go-service", "frontend", "mongodb", "memcached", "consul", "jaeger"})
 
@@ -50,6 +50,7 @@ EVENTS: frozenset[str] = frozenset(
         "dependency_error",
         "missing_env",
         "disk_read_error",
+        "checksum_error",
         "fatal_assertion",
         "abort",
         "wt_panic",
@@ -58,6 +59,7 @@ EVENTS: frozenset[str] = frozenset(
         "connection_accepted",
         "connection_ended",
         "cache_miss",
+        "auth_failed",
     }
 )
 
@@ -301,12 +303,28 @@ _GO_PORTS = {
 }
 
 
+_NETWORK_MARKERS = ("dial", "refused", "timeout", "no such host", "reset", "server error", "unreachable", "eof", "no route", "input/output")
+
+
+def _is_server_reply(kind: str) -> bool:
+    """An error the server sent back over a working connection (not a network or I/O failure)."""
+    k = kind.lower()
+    return bool(k) and not any(m in k for m in _NETWORK_MARKERS)
+
+
 def _go_dependency_error(ctx: _Ctx, variant: int) -> tuple[str, str, str]:
     target = str(ctx["target"])
     kind = str(ctx.get("error", "connection refused"))
     host, port = _target_parts(target)
     svc = ctx["service"]
     dial = str(ctx["dial"]) if ctx.get("dial") else _go_dial_error(target, kind, variant)
+    if _is_server_reply(kind):
+        # the connection worked; the server answered with an error (auth, a bug in its code)
+        if port == "27017" or host.startswith("mongodb"):
+            if ctx.get("phase") == "request":
+                return ("ERR", f"services/{svc}/server.go:{ctx['line']}", f"Tried to find hotelId [{variant % 80 + 1}], but got error: {kind}")
+            return ("PNC", f"cmd/{svc}/db.go:26", kind)
+        return ("ERR", f"services/{svc}/server.go:{ctx['line']}", f"rpc error: code = Unknown desc = {kind}")
     if port == "27017" or host.startswith("mongodb"):
         if ctx.get("phase") == "request":
             # a query on an established session: mgo surfaces the socket error
@@ -458,6 +476,11 @@ _MONGO: dict[str, tuple[tuple[str, str, int, str, str, str], ...]] = {
         ("D1", "COMMAND", 21965, "conn{conn}", "About to run the command",
          '{{"db":"{db}","commandArgs":{{"{op}":"{coll}","$db":"{db}"}}}}'),
     ),
+    "auth_failed": (
+        ("I", "ACCESS", 20249, "conn{conn}", "Authentication failed",
+         '{{"mechanism":"SCRAM-SHA-256","speculative":false,"principalName":"{user}","authenticationDatabase":"{auth_db}",'
+         '"remote":"{remote}","extraInfo":{{}},"error":"{error}"}}'),
+    ),
     "dependency_error": (
         ("W", "NETWORK", 4615610, "conn{conn}", "Failed to check socket connectivity",
          '{{"error":{{"code":6,"codeName":"HostUnreachable","errmsg":"{target}: {error}"}}}}'),
@@ -473,6 +496,11 @@ _MONGO: dict[str, tuple[tuple[str, str, int, str, str, str], ...]] = {
         ("E", "STORAGE", 22435, "conn{conn}", "WiredTiger error",
          '{{"error":5,"message":"[{wt_ts}][1:0x7f{thread}], file:{file}, WT_CURSOR.next: __wt_block_read_off, 283: '
          '{file}: read error: failed to read 4096 bytes at offset {offset}: Input/output error"}}'),
+    ),
+    "checksum_error": (
+        ("E", "STORAGE", 22435, "conn{conn}", "WiredTiger error",
+         '{{"error":-31802,"message":"[{wt_ts}][1:0x7f{thread}], file:{file}, WT_CURSOR.search: __wt_block_read_off, 226: '
+         '{file}: read checksum error for 4096B block at offset {offset}: block header checksum of 0x{got} doesn\'t match expected checksum of 0x{want}"}}'),
     ),
     "wt_panic": (
         ("E", "STORAGE", 22435, "conn{conn}", "WiredTiger error",
@@ -794,8 +822,24 @@ _JAEGER_STARTUP = (
 # --------------------------------------------------------------------------- public API
 
 
+#: dialects contributed by app modules: name -> (render, startup lines); see register_dialect
+_PLUGINS: dict[str, tuple] = {}
+
+
+def register_dialect(name: str, render_fn, startup_fn=None) -> None:  # noqa: ANN001 - plain callables
+    """Add a dialect from an app's own module (same signatures as :func:`render` and
+    :func:`component_startup_lines`), so each app keeps its log formats beside its model."""
+    _PLUGINS[name] = (render_fn, startup_fn)
+
+
 def render(dialect: str, event: str, t: float, fields: Mapping[str, object], variant: int) -> str:
     """One log line of ``dialect`` for ``event`` at simulated second ``t``."""
+    plugin = _PLUGINS.get(dialect)
+    if plugin is not None:
+        try:
+            return plugin[0](event, t, fields, variant).replace("\r", "\\r").replace("\n", "\\n")
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return f"{_iso_s(int(t))} {dialect} {event} {_kv(fields)}".rstrip()
     try:
         if dialect == "go-service" or dialect == "frontend":
             line = _go_render(dialect, event, t, fields, variant)
@@ -825,12 +869,17 @@ def component_startup_lines(dialect: str, t: float, fields: Mapping[str, object]
     A default memcached prints nothing, so its list is empty unless
     ``fields["verbose"]`` is true.
     """
+    plugin = _PLUGINS.get(dialect)
+    if plugin is not None and plugin[1] is not None:
+        return list(plugin[1](t, fields, variant))
     if dialect == "go-service" or dialect == "frontend":
         return _go_startup(dialect, t, fields, variant)
     if dialect == "mongodb":
         ctx = _mongo_ctx(t, fields, variant)
         out = []
         for i, spec in enumerate(_MONGO_STARTUP):
+            if fields.get("auth") and spec[2] == 22120:
+                continue  # mongod --auth: no "Access control is not enabled" warning
             out.append(_mongo_line(t + i * 0.004, spec, ctx))
         return out
     if dialect == "memcached":

@@ -66,7 +66,14 @@ def _service_for_host(world: "World", host: str, namespace: str) -> tuple[Any, s
     return (svc, None) if svc is not None else (None, "nxdomain")
 
 
-def resolve_route(world: "World", namespace: str, address: str, default_port: int | None = None) -> Route:
+def resolve_route(world: "World", namespace: str, address: str, default_port: int | None = None, client: str | None = None) -> Route:
+    """The route to ``address``; with ``client`` (a pod uid), as that pod sees it (see sre_env.sim.netmodel)."""
+    if client is not None:
+        from .netmodel import route_from
+
+        seen = route_from(world, client, namespace, address, default_port)
+        if seen is not None:
+            return seen
     host, port = split_address(address)
     port = port if port is not None else default_port
     target = f"{host}:{port}"

@@ -35,6 +35,8 @@ class Disk:
     bad_sectors: tuple[int, ...] = ()
     #: directories whose files sit on the bad sectors (empty: the whole disk)
     bad_paths: tuple[str, ...] = ()
+    #: share of reads that silently return wrong data (no I/O error, nothing in dmesg or SMART)
+    corrupt_read_fraction: float = 0.0
     pending_sectors: int = 0
     reallocated_sectors: int = 0
     offline_uncorrectable: int = 0
@@ -55,6 +57,14 @@ class Disk:
     def healthy(self) -> bool:
         return self.bad_read_fraction <= 0.0
 
+    def corruption_fraction(self, path: str) -> float:
+        """Share of reads of files under ``path`` that return corrupted blocks (silently)."""
+        if self.corrupt_read_fraction <= 0.0:
+            return 0.0
+        if not self.bad_paths or any(path.startswith(p) for p in self.bad_paths):
+            return self.corrupt_read_fraction
+        return 0.0
+
     def read_error_fraction(self, path: str) -> float:
         """Share of reads of files under ``path`` that fail with EIO."""
         if self.bad_read_fraction <= 0.0:
@@ -62,6 +72,14 @@ class Disk:
         if not self.bad_paths or any(path.startswith(p) for p in self.bad_paths):
             return self.bad_read_fraction
         return 0.0
+
+
+#: CPU left for work when the clocksource is the HPET (measured slowdowns of Go services: 5-10x)
+HPET_CPU_EFFICIENCY = 0.08
+
+#: the kubelet client certificate: issued this long before simulated time 0, valid for a year
+KUBELET_CERT_AGE_S = 30 * 86400.0
+KUBELET_CERT_LIFETIME_S = 365 * 86400.0
 
 
 @dataclass
@@ -87,6 +105,45 @@ class HostNode:
     journal: deque = field(default_factory=lambda: deque(maxlen=400))
     cpu_used_millicores: float = 0.0
     memory_used_bytes: float = 0.0
+    #: files an operator or a fault wrote (sre_env.sim.hostfiles): path -> content
+    files: dict[str, str] = field(default_factory=dict)
+    #: systemd units disabled at boot (``systemctl disable``)
+    disabled_units: set[str] = field(default_factory=set)
+    chrony_running: bool = True
+    #: the hardware clock's error: what the clock comes back with after a reboot without NTP
+    rtc_offset_s: float = 0.0
+    #: since when the node controller has not heard from this node's kubelet (None: connected)
+    lost_since: float | None = None
+    #: kernel messages node faults add: (simulated time, syslog level, text), rendered by dmesg
+    kmsg: deque = field(default_factory=lambda: deque(maxlen=300))
+    #: NIC faults: share of received frames that fail their CRC; link down this many seconds per minute
+    nic_crc_error_fraction: float = 0.0
+    nic_flap_down_s_per_min: float = 0.0
+    nic_fault_since: float = 0.0
+    #: memory: uncorrectable ECC errors per hour on one DIMM (processes touching the page die)
+    ecc_uncorrectable_per_hour: float = 0.0
+    ecc_dimm: str = ""
+    #: the kernel's clocksource; "hpet" after the watchdog marks the TSC unstable
+    clocksource: str = "tsc"
+
+    @property
+    def cpu_efficiency(self) -> float:
+        """Share of CPU time left for real work. On the HPET every clock read is a slow
+        hardware access, and Go programs read the clock constantly (scheduler, timers)."""
+        return HPET_CPU_EFFICIENCY if self.clocksource == "hpet" else 1.0
+
+    def kubelet_cert_valid(self) -> bool:
+        """The kubelet's client certificate, checked against this node's (possibly wrong) clock.
+
+        Issued when the cluster was built (30 days before simulated time 0) for a year,
+        so a clock more than 30 days slow sees it as not yet valid and one more than
+        335 days fast as expired.
+        """
+        return -KUBELET_CERT_AGE_S <= self.clock_offset_s <= KUBELET_CERT_LIFETIME_S - KUBELET_CERT_AGE_S
+
+    def kubelet_connected(self) -> bool:
+        """Whether the kubelet can talk to the API server (running, with a valid certificate)."""
+        return self.kubelet_running and self.kubelet_cert_valid()
 
     def disk(self, device: str) -> Disk | None:
         dev = device.removeprefix("/dev/")
@@ -105,6 +162,21 @@ class HostNode:
 
     def uptime(self, now: float) -> float:
         return now + BOOT_OFFSET_S
+
+
+def kubelet_x509_error(host: HostNode, now: float) -> str:
+    """The kubelet's log line when its clock puts the API server's certificate out of validity."""
+    from .clock import iso
+
+    wall = iso(now + host.clock_offset_s)
+    if host.clock_offset_s < 0:
+        bound = f"is before {iso(-KUBELET_CERT_AGE_S)}"
+    else:
+        bound = f"is after {iso(KUBELET_CERT_LIFETIME_S - KUBELET_CERT_AGE_S)}"
+    return (
+        f'E{wall[5:7]}{wall[8:10]} {wall[11:19]}.000000     870 kubelet_node_status.go:96] "Unable to register node with API server" '
+        f'err="Post \\"https://10.0.0.10:6443/api/v1/nodes\\": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time {wall} {bound}" node="{host.name}"'
+    )
 
 
 def default_sysctls() -> dict[str, str]:

@@ -9,14 +9,17 @@ limit below the working set ends in OOMKilled.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from .apps.base import Component
 from .images import split_image
 from .quantity import memory_bytes
 
 __all__ = ["StartOutcome", "start_outcome"]
+
+_SCRIPT_EXIT = re.compile(r"(?:^|[;&|]\s*)exit\s+(\d{1,3})\s*$")
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,26 @@ class StartOutcome:
     memory_mib: float = 8.0
 
 
-def start_outcome(component: Component | None, container: dict[str, Any], env: dict[str, str], *, debug_pod: bool = False) -> StartOutcome:
+def start_outcome(
+    component: Component | None,
+    container: dict[str, Any],
+    env: dict[str, str],
+    *,
+    debug_pod: bool = False,
+    programs: Mapping[str, Component] | None = None,
+) -> StartOutcome:
+    """What the container's process does. ``programs``: the other binaries the image ships."""
     ports = [int(p["containerPort"]) for p in container.get("ports") or () if "containerPort" in p]
     if debug_pod:
         return StartOutcome(exit_after=1.0, exit_code=0, reason="Completed", serve_after=None)
     if component is None:
-        # A program the app model does not know (system pods, tools an agent runs): it just runs.
+        # A program the app model does not know (system pods, tools an agent runs): it just
+        # runs, unless it is a shell one-liner that ends by exiting (a batch job's script).
+        script = " ".join(str(a) for a in list(container.get("command") or ()) + list(container.get("args") or ()))
+        m = _SCRIPT_EXIT.search(script)
+        if m:
+            code = int(m.group(1))
+            return StartOutcome(exit_after=2.0, exit_code=code, reason="Completed" if code == 0 else "Error", serve_after=None)
         return StartOutcome(serve_after=1.0, listen_port=ports[0] if ports else None)
     image_repo, _ = split_image(container.get("image", ""))
     own_repo, _ = split_image(component.image)
@@ -56,6 +73,12 @@ def start_outcome(component: Component | None, container: dict[str, Any], env: d
             reason="StartError",
             serve_after=None,
         )
+    if component.command and command and command[0] != component.command[0] and command[0] in (programs or {}):
+        # the image ships that binary too: it runs, as the program it is, with this pod's env
+        other = (programs or {})[command[0]]
+        ran = start_outcome(other, {**container, "image": other.image}, env)
+        events = tuple((d, e, tuple(f) + (("service", other.name),)) for d, e, f in ran.log_events)
+        return StartOutcome(ran.exit_after, ran.exit_code, ran.reason, ran.start_error, ran.serve_after, events, ran.listen_port, ran.memory_mib)
     if component.command and command and command[0] != component.command[0]:
         return StartOutcome(
             start_error=(
@@ -72,7 +95,8 @@ def start_outcome(component: Component | None, container: dict[str, Any], env: d
         if not env.get(var):
             events = (first_line, (0.4, "missing_env", (("var", var),)))
             return StartOutcome(exit_after=1.0, exit_code=1, reason="Error", serve_after=None, log_events=events, memory_mib=6.0)
-    events: list[tuple[float, str, tuple[tuple[str, Any], ...]]] = [(0.0, "startup", ())]
+    argv = [str(a) for a in (container.get("command") or ())] + [str(a) for a in (container.get("args") or ())]
+    events: list[tuple[float, str, tuple[tuple[str, Any], ...]]] = [(0.0, "startup", (("auth", True),) if "--auth" in argv else ())]
     limit = (container.get("resources") or {}).get("limits", {}).get("memory")
     try:
         limit_b = memory_bytes(limit) if limit else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["cpu_millicores", "memory_bytes", "format_memory", "parse_int_or_percent"]
+__all__ = ["cpu_millicores", "memory_bytes", "format_memory", "parse_int_or_percent", "CPU_MS_PER_REQUEST_MS"]
 
 _MEM_SUFFIX = {
     "": 1, "k": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4, "P": 1000**5, "E": 1000**6,
@@ -19,13 +19,13 @@ def _parse(q: object) -> tuple[float, str]:
         return float(q), ""
     m = _QTY.match(str(q))
     if not m:
-        raise ValueError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise ValueError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
     num = float(m.group(1))
     if m.group(2):
         num *= 10 ** int(m.group(2))
     suffix = m.group(3)
     if suffix not in _MEM_SUFFIX:
-        raise ValueError(f"unable to parse quantity's suffix")
+        raise ValueError("unable to parse quantity's suffix")
     return num, suffix
 
 
@@ -57,3 +57,8 @@ def parse_int_or_percent(value: object, total: int, round_up: bool) -> int:
 
         return int(math.ceil(frac - 1e-9)) if round_up else int(math.floor(frac + 1e-9))
     return int(s)
+
+
+#: millicores of CPU that one request per second costs per millisecond of service time
+#: (the simulator's CPU model: kubectl top, cAdvisor and CFS quotas all use it)
+CPU_MS_PER_REQUEST_MS = 0.35

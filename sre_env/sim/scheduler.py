@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from .affinity import AFFINITY_REASON, NODE_AFFINITY_REASON, inter_pod_reason, node_matches
 from .clock import iso
+from .preemption import preempt, select_victims
+from .priority import pod_priority
 from .quantity import cpu_millicores, memory_bytes
 
 if TYPE_CHECKING:
@@ -79,8 +82,14 @@ def schedule_pending(world: "World") -> None:
     pending = [p for p in store.iter("Pod") if not p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
     if not pending:
         return
+    # the scheduling queue: higher priority first, then first come first served
+    pending.sort(key=lambda p: (-pod_priority(p), p["metadata"].get("creationTimestamp", ""), p["metadata"]["namespace"], p["metadata"]["name"]))
     nodes = store.list("Node")
+    by_name = {n["metadata"]["name"]: n for n in nodes}
     used: dict[str, list[int]] = {n["metadata"]["name"]: [0, 0, 0] for n in nodes}
+    #: bound pods per node (for preemption) and those that take part in inter-pod affinity
+    on_node: dict[str, list[Obj]] = {name: [] for name in used}
+    placed: list[Obj] = []
     for p in store.iter("Pod"):
         node = p["spec"].get("nodeName")
         if node in used and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
@@ -88,6 +97,10 @@ def schedule_pending(world: "World") -> None:
             used[node][0] += c
             used[node][1] += m
             used[node][2] += 1
+            on_node[node].append(p)
+            if not p["metadata"].get("deletionTimestamp"):
+                placed.append(p)
+    anti_holders = any(_has_affinity(p) for p in placed)
     for pod in pending:
         reasons: Counter[str] = Counter()
         required_node, claim_error = _pv_node(world, pod)
@@ -96,12 +109,13 @@ def schedule_pending(world: "World") -> None:
             continue
         cpu, mem = pod_requests(pod)
         fits: list[tuple[float, str]] = []
-        #: nodes that failed only for lack of resources (preemption could help there)
-        resource_only = 0
-        selector = pod["spec"].get("nodeSelector") or {}
+        #: nodes that failed only for lack of resources (preemption could help there): node -> free
+        resource_only: dict[str, tuple[int, int, int]] = {}
+        inter_pod = anti_holders or _has_affinity(pod)
+        #: nodes failing inter-pod anti-affinity: preemption is tried there (and finds no victims here)
+        anti_only = 0
         for n in nodes:
             name = n["metadata"]["name"]
-            labels = n["metadata"].get("labels") or {}
             alloc = n["status"]["allocatable"]
             if n["spec"].get("unschedulable"):
                 reasons["node(s) were unschedulable"] += 1
@@ -113,38 +127,77 @@ def schedule_pending(world: "World") -> None:
             if not world.node_ready(name):
                 reasons["node(s) had untolerated taint {node.kubernetes.io/unreachable: }"] += 1
                 continue
-            if any(labels.get(k) != v for k, v in selector.items()):
-                reasons["node(s) didn't match Pod's node affinity/selector"] += 1
+            if not node_matches(pod, n):
+                reasons[NODE_AFFINITY_REASON] += 1
                 continue
             # NodeResourcesFit runs before VolumeBinding and reports every short resource
             free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
             free_mem = memory_bytes(alloc["memory"]) - used[name][1]
-            short = [r for r, bad in (("Too many pods", used[name][2] >= int(alloc.get("pods", 110))), ("Insufficient cpu", cpu > free_cpu), ("Insufficient memory", mem > free_mem)) if bad]
+            slots = int(alloc.get("pods", 110)) - used[name][2]
+            short = [r for r, bad in (("Too many pods", slots <= 0), ("Insufficient cpu", cpu > free_cpu), ("Insufficient memory", mem > free_mem)) if bad]
             if short:
                 for r in short:
                     reasons[r] += 1
-                resource_only += 1
+                if required_node is None or required_node == name:
+                    resource_only[name] = (free_cpu, free_mem, slots)
                 continue
             if required_node is not None and required_node != name:
                 reasons["node(s) had volume node affinity conflict"] += 1
                 continue
+            if inter_pod:
+                why = inter_pod_reason(pod, n, by_name, placed)
+                if why is not None:
+                    reasons[why] += 1
+                    anti_only += why != AFFINITY_REASON
+                    continue
             fits.append((-(free_cpu - cpu) / max(cpu_millicores(alloc["cpu"]), 1), name))
         if not fits:
             # FitError sorts the "<count> <reason>" strings themselves, as does the preemption summary
             parts = ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
-            hopeless = len(nodes) - resource_only
+            candidates: dict[str, list[Obj]] = {}
+            for name, free in resource_only.items():
+                victims = select_victims(pod, on_node[name], free, pod_requests)
+                if victims:
+                    candidates[name] = victims
+            chosen = preempt(world, pod, candidates)
+            if chosen is not None:
+                node, victims = chosen
+                # the victims' room is now the preemptor's (nominated), not anyone else's
+                for v in victims:
+                    c, m = pod_requests(v)
+                    used[node][0] -= c
+                    used[node][1] -= m
+                    used[node][2] -= 1
+                    if v in placed:
+                        placed.remove(v)
+                used[node][0] += cpu
+                used[node][1] += mem
+                used[node][2] += 1
+                _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}.")
+                continue
+            helpful = len(resource_only) + anti_only
             pre = sorted(
-                f"{n} {why}" for n, why in ((hopeless, "Preemption is not helpful for scheduling"), (resource_only, "No preemption victims found for incoming pod")) if n
+                f"{n} {why}" for n, why in ((len(nodes) - helpful, "Preemption is not helpful for scheduling"), (helpful, "No preemption victims found for incoming pod")) if n
             )
-            preempt = f"preemption: 0/{len(nodes)} nodes are available: {', '.join(pre)}."
-            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}. {preempt}")
+            preempt_msg = f"preemption: 0/{len(nodes)} nodes are available: {', '.join(pre)}."
+            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}. {preempt_msg}")
             continue
         fits.sort()
         node = fits[0][1]
         used[node][0] += cpu
         used[node][1] += mem
         used[node][2] += 1
+        on_node[node].append(pod)
+        placed.append(pod)
+        if pod.get("status", {}).get("nominatedNodeName"):
+            del pod["status"]["nominatedNodeName"]
         world.bind_pod(pod, node)
+        anti_holders = anti_holders or _has_affinity(pod)
+
+
+def _has_affinity(pod: Obj) -> bool:
+    aff = (pod.get("spec") or {}).get("affinity") or {}
+    return any((aff.get(k) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") for k in ("podAffinity", "podAntiAffinity"))
 
 
 def _unschedulable(world: "World", pod: Obj, message: str) -> None:

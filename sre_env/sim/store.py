@@ -271,6 +271,12 @@ def _validate_update(kind: str, old: Obj, new: Obj) -> None:
     """The API server's immutability rules for the kinds agents most often edit."""
     name = old["metadata"]["name"]
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    if kind == "Namespace" and "spec" in old:
+        # spec.finalizers change only through the finalize subresource: updates keep the old spec
+        new["spec"] = copy.deepcopy(old["spec"])
+    if kind == "PriorityClass" and new.get("value") != old.get("value"):
+        # pods resolved their priority at admission; the class's value can never change under them
+        raise ApiError(422, "Invalid", f'PriorityClass.scheduling.k8s.io "{name}" is invalid: value: Forbidden: may not be changed in an update.')
     if kind == "Pod" and _pod_spec_mutable_view(old_spec) != _pod_spec_mutable_view(new_spec):
         raise ApiError(
             422,

@@ -48,9 +48,22 @@ class ContainerView:
     resolve: Callable[[str], str | None] | None = None
     #: try a TCP connect from this pod: (host, port) -> None on success or an error string
     connect: Callable[[str, int], str | None] | None = None
+    #: the pod's resolver for ``name``: (nameserver asked, "ok" | "nxdomain" | "timeout" | "servfail") (sre_env.sim.netmodel)
+    dns_probe: Callable[[str], tuple[str, str]] | None = None
     #: files the container sees: path -> content (config files, mounted ConfigMaps/Secrets)
     files: dict[str, str] = field(default_factory=dict)
     #: the node disk under the container's persistent volume (None: no volume)
     data_disk: Any = None
     #: share of reads of the volume's files that fail with EIO
     data_error_fraction: float = 0.0
+    #: the live redis process state in this container (sre_env.sim.redis_model), if it runs redis
+    redis: Any = None
+    #: the redis process a client in this pod reaches at (host, port), or None
+    redis_at: Callable[[str, int], Any] | None = None
+    #: mongod running with --auth: its user database (sre_env.sim.mongo_auth.UserStore), else None
+    mongo_users: Any = None
+    #: call after changing ``mongo_users`` (clients re-authenticate against the new state)
+    on_mongo_users_changed: Callable[[], None] | None = None
+    #: the app model's in-container tools (psql, kafka-consumer-groups.sh, valkey-cli ...):
+    #: (argv, stdin) -> ExecResult, or None when the command is not one of them
+    app_tool: Callable[[list[str], str | None], Any] | None = None

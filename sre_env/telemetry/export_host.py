@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..sim._cmd_common import load_average, stable_hash
+from ..sim._cmd_common import load_average
+from ..sim.hostfaults import conntrack_count
+from ..sim.quantity import CPU_MS_PER_REQUEST_MS
 from ..sim._cmd_disk import DiskStats, _fs_numbers, _iowait, _parts
 from ..sim.clock import EPOCH
 from ..sim.nodes import BOOT_OFFSET_S
@@ -38,13 +40,14 @@ _BOOT_SPLIT = {"idle": 0.9688, "iowait": 0.0012, "system": 0.009, "user": 0.021}
 CFS_PERIODS_PER_S = 10.0  # 100 ms CFS period
 
 
-def pod_cpu_millicores(comp: "Component | None", rps: float) -> int:
+def pod_cpu_millicores(comp: "Component | None", rps: float, extra_ms: float = 0.0) -> int:
     """CPU a pod uses serving ``rps`` requests/s (what ``kubectl top pod`` shows), millicores.
 
     One shared estimate for metrics-server and cAdvisor: a baseline millicore plus
-    the request rate times the component's service time.
+    the request rate times the component's service time (``extra_ms``: CPU an
+    app model adds per request, e.g. a backtracking regex).
     """
-    return 1 + int(rps * (comp.latency_ms if comp else 1.0) * 0.35)
+    return 1 + int(rps * ((comp.latency_ms if comp else 1.0) + extra_ms) * CPU_MS_PER_REQUEST_MS)
 
 
 def node_base_millicores(index: int) -> int:
@@ -424,7 +427,7 @@ class HostExporters:
                 if hit is None or hit[0] != lkey:
                     hit = self._load[name] = (lkey, load_average(host, now))
                 one, five, fifteen = hit[1]
-            conntrack = 800 + stable_hash(name, int(now // 10)) % 400 + 40 * node_pods.get(name, 0)
+            conntrack = conntrack_count(host, now, node_pods.get(name, 0))
             raw = str((host.sysctls or {}).get("net.netfilter.nf_conntrack_max", "262144"))
             limit = self._limits.get(raw)
             if limit is None:
@@ -502,7 +505,7 @@ class HostExporters:
             mem_total = float(host.memory_bytes)
             avail = max(mem_total - SYSTEM_MEMORY_BYTES - float(node_mem[hi]), 0.0)
             one, five, fifteen = load_average(host, now)
-            conntrack = 800 + stable_hash(name, int(now // 10)) % 400 + 40 * node_pods.get(name, 0)
+            conntrack = conntrack_count(host, now, node_pods.get(name, 0))
             limit = float(str((host.sysctls or {}).get("net.netfilter.nf_conntrack_max", "262144")).split()[0] or 262144)
             gauges = (
                 ("node_memory_MemTotal_bytes", mem_total),

@@ -270,13 +270,17 @@ class KubeStateMetrics:
         if store.revision == self._rev:
             return self._block
         dirty = False
+        # kube-state-metrics exports only what its service account may list (sre_env.sim.kube_state_metrics)
+        from ..sim.kube_state_metrics import denied_kinds
+
+        denied = denied_kinds(world)
         for kind, fn in KINDS:
-            krev = store.kind_revision.get(kind, 0) + 1_000_000 * store.membership_revision.get(kind, 0)
+            krev = store.kind_revision.get(kind, 0) + 1_000_000 * store.membership_revision.get(kind, 0) + (-1 if kind in denied else 0) * 10**15
             cached = self._kinds.get(kind)
             if cached is not None and cached[0] == krev:
                 continue
             cols_parts, val_parts = [], []
-            for obj in store.iter(kind):
+            for obj in (() if kind in denied else store.iter(kind)):
                 meta = obj["metadata"]
                 key = (kind, meta.get("uid") or f"{meta.get('namespace', '')}/{meta['name']}")
                 rv = meta.get("resourceVersion", "")

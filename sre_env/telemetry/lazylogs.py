@@ -221,7 +221,7 @@ def _interval_lines(world: "World", app: "AppSpec", comp: "Component", dialect: 
         latency = mean * math.exp(rng.gauss(0.0, 0.35))
         variant = rng.getrandbits(31)
         line = _render(world, app, comp, dialect, verbose, rng, t, failed[i], latency, variant)
-        if line is not None and weights[i] > 0:
+        if line and weights[i] > 0:
             out.append(LogEntry(t, line, weights[i]))
     return out
 
@@ -252,6 +252,11 @@ def _render(world: "World", app: "AppSpec", comp: "Component", dialect: str, ver
         return None
     if dialect == "consul":
         return logfmt.render(dialect, "request", t, {"latency_ms": latency}, variant)
+    model = world.app_models.get(app.name)
+    if model is not None:
+        # an app model knows what its process logs for a request (and why one failed)
+        fields = model.request_log_fields(world, comp.name, failed, latency, variant)
+        return None if fields is None else logfmt.render(dialect, "request", t, fields, variant)
     return logfmt.render(dialect, "request", t, {}, variant)
 
 
@@ -306,8 +311,16 @@ def _served_operation(app: "AppSpec", comp: str, rng: random.Random) -> str:
     return _weighted(rng, ops, key=lambda x: x[1])[0]
 
 
+#: (service, operation) -> span/method name an app's own protos give it (apps register theirs,
+#: e.g. the OpenTelemetry demo's ``oteldemo.PaymentService/Charge``)
+RPC_NAMES: dict[tuple[str, str], str] = {}
+
+
 def grpc_method(service: str, operation: str) -> str:
     """Full gRPC method name as hotel-reservation's protos define it (``/geo.Geo/Nearby``)."""
+    name = RPC_NAMES.get((service, operation))
+    if name is not None:
+        return name
     return f"/{service}.{service.capitalize()}/{operation}"
 
 

@@ -17,7 +17,6 @@ import promql_parser
 
 from ..sim.clock import EPOCH
 from .promql import query, query_range
-from .promql_format import json_time
 
 if TYPE_CHECKING:
     from ..shell import ShellContext
@@ -195,26 +194,23 @@ def alerts_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     if not opts.get("all"):
         alerts = [a for a in alerts if a.firing]
     if output == "json":
-        body = {
-            "status": "success",
-            "data": {
-                "alerts": [
-                    {
-                        "labels": {"alertname": a.name, **dict(a.labels), "severity": a.severity},
-                        "annotations": {"description": a.summary},
-                        "state": a.state,
-                        "activeAt": _rfc3339(a.active_since + EPOCH_UNIX),
-                        "activeAtUnix": json_time(a.active_since + EPOCH_UNIX),
-                    }
-                    for a in alerts
-                ]
-            },
-        }
+        body = {"status": "success", "data": {"alerts": [alert_json(a) for a in alerts]}}
         return json.dumps(body, separators=(",", ":")) + "\n", 0
     if not alerts:
         return ("No alerts pending or firing.\n" if opts.get("all") else "No alerts firing.\n"), 0
     lines = [f"{a.line()} (active since {_rfc3339(a.active_since + EPOCH_UNIX)})" for a in alerts]
     return "\n".join(lines) + "\n", 0
+
+
+def alert_json(a: Any) -> dict[str, Any]:
+    """One alert as Prometheus' ``/api/v1/alerts`` lists it."""
+    return {
+        "labels": {"alertname": a.name, **dict(a.labels), "severity": a.severity},
+        "annotations": {"description": a.summary},
+        "state": a.state,
+        "activeAt": _rfc3339(a.active_since + EPOCH_UNIX),
+        "value": "1e+00",
+    }
 
 
 def _rfc3339(unix: float) -> str:

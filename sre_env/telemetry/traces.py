@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -164,6 +165,19 @@ class TraceStore:
         if c_err > 0.0005 or (c_rps > 0 and d_rps <= 0.01):
             return 1.0 - edge.ok, edge.error or "connection refused", edge.target
         return 0.0, "", ""
+
+    def _op_fail(self, callee: str, operation: str) -> tuple[float, str] | None:
+        """(share, error) of ``operation`` calls ``callee`` refuses, or None when it refuses no command in particular."""
+        op_errors = self.world.op_errors
+        plan = self.world._plans.get(self.app.name) if self.app else None
+        if not op_errors or plan is None:
+            return None
+        uids = plan.serving.get(callee, ())
+        mine = [(op, v) for (uid, op), v in op_errors.items() if uid in uids]
+        if not mine:
+            return None
+        hits = [v for op, v in mine if op == operation]
+        return (max(f for f, _ in hits), hits[0][1]) if hits else (0.0, "")
 
     def _children(self, rtype: "RequestType", comp: str) -> tuple["Call", ...]:
         plan = self.world._plans.get(self.app.name) if self.app else None
@@ -331,7 +345,7 @@ class _Builder:
         callee = store._comps.get(call.callee)
         traced = callee is not None and _traced(callee)
         protocol = _protocol(store._comps.get(caller), call.callee)
-        op = grpc_method(call.callee, call.operation) if traced else f"{'mongo' if protocol == 'mongodb' else protocol} {call.operation}".strip()
+        op, server_op = _span_names(protocol, traced, call)
         span = Span(self.trace_id, self._span_id(False), parent, caller, op, start_us, 0, "client", hostname=store._host(caller, rng))
         self.spans.append(span)
         p_fail, error, target = store._edge_fail(caller, call.callee, self.bucket)
@@ -342,7 +356,7 @@ class _Builder:
             span.duration_us = int((1_000_000 if timeout else rng.uniform(300, 1500)))
             message = _dial_message(protocol, error, timeout)
         elif traced:
-            inner = self.server(call.callee, op, span.span_id, start_us + int(rng.uniform(40, 150)))
+            inner = self.server(call.callee, server_op, span.span_id, start_us + int(rng.uniform(40, 150)))
             span.duration_us = inner.span.start_us + inner.span.duration_us - start_us + int(rng.uniform(40, 150))
             failed, message = inner.failed, inner.message
             if failed:
@@ -350,7 +364,12 @@ class _Builder:
         else:
             span.duration_us = max(1, int(store._mean_ms(call.callee, self.bucket) * self._jitter() * 1000))
             _, err, _ = store._state(call.callee, self.bucket)
-            if err > 0 and rng.random() < err:
+            # a store that refuses only some commands (redis at maxmemory refuses writes) fails those alone
+            op_fail = store._op_fail(call.callee, call.operation) if err > 0 else None
+            if op_fail is not None:
+                if op_fail[0] > 0 and rng.random() < op_fail[0]:
+                    failed, message = True, op_fail[1]
+            elif err > 0 and rng.random() < err:
                 failed, message = True, "EOF" if protocol == "mongodb" else "memcache: unexpected response line from \"get\""
         span.tags = _client_tags(protocol, call, target or _default_target(store, call.callee), traced)
         if failed:
@@ -368,6 +387,19 @@ def _critical(comp: "Component | None", callee: str) -> bool:
     if comp is None:
         return True
     return next((d.critical for d in comp.dependencies if d.service == callee), True)
+
+
+def _span_names(protocol: str, traced: bool, call: "Call") -> tuple[str, str]:
+    """(client span, server span) operation names: gRPC method paths, or the Thrift services' snake_case spans."""
+    if traced and protocol == "thrift":
+        # DeathStarBench's C++ handlers: "read_home_timeline_client" / "read_home_timeline_server"
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", call.operation).lower()
+        return f"{snake}_client", f"{snake}_server"
+    if traced:
+        name = grpc_method(call.callee, call.operation)
+        return name, name
+    name = f"{'mongo' if protocol == 'mongodb' else protocol} {call.operation}".strip()
+    return name, name
 
 
 def _protocol(comp: "Component | None", callee: str) -> str:
@@ -440,14 +472,12 @@ def operations(world: "World", service: str, app: "AppSpec | str | None" = None)
         for call in r.calls:
             callee = comps.get(call.callee)
             traced = callee is not None and _traced(callee)
+            proto = _protocol(comps.get(call.caller), call.callee)
+            client_op, server_op = _span_names(proto, traced, call)
             if call.callee == service and traced:
-                ops.add((grpc_method(call.callee, call.operation), "server"))
+                ops.add((server_op, "server"))
             if call.caller == service:
-                if traced:
-                    ops.add((grpc_method(call.callee, call.operation), "client"))
-                else:
-                    proto = _protocol(comps.get(service), call.callee)
-                    ops.add((f"{'mongo' if proto == 'mongodb' else proto} {call.operation}", "client"))
+                ops.add((client_op, "client"))
     return sorted(ops)
 
 

@@ -64,6 +64,9 @@ class Dependency:
     protocol: str = "grpc"  # grpc | http | mongodb | memcached | redis | consul | thrift
     #: a failing non-critical dependency degrades (cache miss) instead of failing the request.
     critical: bool = True
+    #: the entry of the caller's JSON config file (``Component.address_file``) that holds
+    #: ``{"addr": ..., "port": ...}`` for this peer, read at start (sre_env.sim.appconfig)
+    config_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,17 @@ class Component(_PickledByName):
     storage: str = "1Gi"
     #: one of the log dialects in sre_env.sim.logs (go-service, mongodb, memcached, consul, jaeger, frontend)
     log_format: str = "go-service"
+    #: ``envFrom`` sources as (``"configMap"`` | ``"secret"``, object name)
+    env_from: tuple[tuple[str, str], ...] = ()
+    #: env vars read from a Secret key: (var, secret name, key), rendered as ``valueFrom.secretKeyRef``
+    secret_env: tuple[tuple[str, str, str], ...] = ()
+    #: files from the component's own ConfigMap (named like it), mounted with subPath:
+    #: (key, mountPath, content); helm-style manifests only
+    config_files: tuple[tuple[str, str, str], ...] = ()
+    #: mount path of the JSON config file the process reads peer addresses from (see Dependency.config_key)
+    address_file: str = ""
+    #: labels only the pod template carries (helm charts add ``app: <name>`` there)
+    template_labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,8 @@ class Call:
     times: float = 1.0
     operation: str = ""
     miss_ratio: float = 1.0
+    #: bytes one call adds to the callee's dataset (writes into a stateful store such as redis)
+    payload_bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -140,13 +156,34 @@ class AppSpec(_PickledByName):
     #: the component the load generator calls and its port
     entrypoint: str = "frontend"
     entry_port: int = 5000
+    #: the Service the load generator dials when it is not named like the entrypoint component
+    entry_service: str = ""
     #: offered load, requests per second (wrk2-style constant throughput)
     rps: float = 200.0
     #: client timeout, seconds
     client_timeout_s: float = 10.0
+    #: the load generator enters through ingress-nginx (an Ingress routing ``/`` to the entrypoint)
+    edge_ingress: bool = False
     description: str = ""
     #: images that exist in the registry beyond those the components use
     extra_images: tuple[str, ...] = field(default_factory=tuple)
+    #: ConfigMaps created with the app: (name, ((key, value), ...))
+    config_maps: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: Opaque Secrets created with the app: (name, ((key, plain value), ...)); stored base64 as the API does
+    secrets: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    #: reshapes the generic manifests into the app's own (labels, ConfigMaps, init containers):
+    #: ``customize(app, objects) -> objects``; None keeps the kompose-style defaults
+    customize: Any = None
+    #: builds the app's runtime model (``factory(app) -> model`` with ``tick(world, app, plan, res, dt)``
+    #: and traffic modifiers, see sre_env.sim.appmodel); None: the app is stateless beyond its pods
+    model_factory: Any = None
+    #: node labels and taints the app's deployment guide asks for (dedicated nodes), applied once
+    #: before its objects are created: ``(node, ((label, value), ...), (taint, ...))``
+    node_setup: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
+    #: the label that names a component on its objects and selects its pods
+    label_key: str = "io.kompose.service"
+    #: which public manifests the objects imitate: "kompose" (hotel-reservation) or "helm"
+    manifest_style: str = "kompose"
 
     def component(self, name: str) -> Component:
         for c in self.components:

@@ -44,6 +44,15 @@ Our modelling choices (not in the real app):
   their MongoDB is dialled at start but sits on no per-request path; rate,
   profile and reservation read through memcached to MongoDB on a miss.
 * Capacities and service times are plausible figures, not measurements.
+* MongoDB access control (not in the public manifests, common in production
+  copies): mongodb-rate, -profile and -reservation run with ``--auth``; each
+  has a ``mongodb-<svc>-credentials`` Secret (root and service user) from which
+  the database creates its users on first start of an empty volume, and the
+  service reads ``MONGO_USERNAME``/``MONGO_PASSWORD`` from the same Secret and
+  ``MONGO_DATABASE``/``MONGO_AUTH_SOURCE`` from the ``<svc>-mongo-config``
+  ConfigMap through ``envFrom`` (see sre_env.sim.mongo_auth).
+* Later tags of the Go image (``0.9.x``) exist in the registry; some ship a
+  bug in one service (sre_env.sim.images), for release incidents.
 """
 
 from __future__ import annotations
@@ -68,6 +77,28 @@ def _label(name: str) -> tuple[tuple[str, str], ...]:
     return (("io.kompose.service", name),)
 
 
+#: databases that run with ``--auth``: one application user per service, created at
+#: first start of an empty volume from the ``mongodb-<svc>-credentials`` Secret
+AUTH_DATABASES = ("rate", "profile", "reservation")
+#: (service, root password, application user's password) -- fixed values, part of the manifests
+_CREDENTIALS = {
+    "rate": ("r00t-Kq4vHx7w", "rate-T9mZc2Lp"),
+    "profile": ("r00t-Wd8sNe3j", "profile-B6yQf5Rk"),
+    "reservation": ("r00t-Pz2gUa9c", "reserve-H4tXv8Mn"),
+}
+
+
+def _db_client(svc: str) -> dict:
+    """How a Go service with an auth-enabled database gets its DB settings and credentials."""
+    return {
+        "env_from": (("configMap", f"{svc}-mongo-config"),),
+        "secret_env": (
+            ("MONGO_USERNAME", f"mongodb-{svc}-credentials", "username"),
+            ("MONGO_PASSWORD", f"mongodb-{svc}-credentials", "password"),
+        ),
+    }
+
+
 _CONSUL = Dependency("consul", 8500, address_env="CONSUL_ADDRESS", protocol="consul", critical=True)
 _JAEGER = Dependency("jaeger", 6831, address_env=None, protocol="thrift", critical=False)
 
@@ -84,6 +115,8 @@ def _go_service(
     startup_s: float,
     role: str = "service",
     log_format: str = "go-service",
+    env_from: tuple[tuple[str, str], ...] = (),
+    secret_env: tuple[tuple[str, str, str], ...] = (),
 ) -> Component:
     full_env = (("JAEGER_SAMPLE_RATIO", "1"), ("CONSUL_ADDRESS", "consul:8500")) + env
     required = ("CONSUL_ADDRESS",) + tuple(k for k, _ in env)
@@ -107,15 +140,30 @@ def _go_service(
         latency_ms=latency_ms,
         startup_s=startup_s,
         log_format=log_format,
+        env_from=env_from,
+        secret_env=secret_env,
     )
 
 
 def _mongo(svc: str, pvc: str, volume: str) -> Component:
     name = f"mongodb-{svc}"
+    auth = svc in AUTH_DATABASES
     return Component(
         name=name,
         image=MONGO_IMAGE,
         container=f"hotel-reserv-{volume}-mongo",
+        args=("--auth",) if auth else (),
+        env=(("MONGO_INITDB_DATABASE", f"{svc}-db"),) if auth else (),
+        secret_env=(
+            (
+                ("MONGO_INITDB_ROOT_USERNAME", f"{name}-credentials", "root-username"),
+                ("MONGO_INITDB_ROOT_PASSWORD", f"{name}-credentials", "root-password"),
+                ("MONGO_APP_USERNAME", f"{name}-credentials", "username"),
+                ("MONGO_APP_PASSWORD", f"{name}-credentials", "password"),
+            )
+            if auth
+            else ()
+        ),
         role="database",
         container_ports=(("", 27017, "TCP"),),
         service_ports=((name, 27017, 27017, "TCP"),),
@@ -210,6 +258,7 @@ RATE = _go_service(
     8084,
     env=(("RATE_MONGO_ADDRESS", "mongodb-rate:27017"), ("RATE_MEMC_ADDRESS", "memcached-rate:11211")),
     deps=(_memc_dep("memcached-rate", "RATE_MEMC_ADDRESS"), _mongo_dep("rate", "RATE_MONGO_ADDRESS")),
+    **_db_client("rate"),
     capacity_rps=2500.0,
     latency_ms=1.2,
     memory_mib=26.0,
@@ -226,6 +275,7 @@ PROFILE = _go_service(
         _memc_dep("memcached-profile", "PROFILE_MEMC_ADDRESS"),
         _mongo_dep("profile", "PROFILE_MONGO_ADDRESS"),
     ),
+    **_db_client("profile"),
     capacity_rps=2500.0,
     latency_ms=1.2,
     memory_mib=28.0,
@@ -262,6 +312,7 @@ RESERVATION = _go_service(
         _memc_dep("memcached-reserve", "RESERVE_MEMC_ADDRESS"),
         _mongo_dep("reservation", "RESERVE_MONGO_ADDRESS"),
     ),
+    **_db_client("reservation"),
     capacity_rps=2000.0,
     latency_ms=1.5,
     memory_mib=28.0,
@@ -403,12 +454,28 @@ HOTEL_RESERVATION = AppSpec(
     entry_port=5000,
     rps=250.0,
     client_timeout_s=10.0,
+    edge_ingress=True,
     description=(
         "DeathStarBench hotel reservation: a Go/gRPC frontend and seven services "
         "(search, geo, rate, profile, recommendation, user, reservation) backed by "
         "MongoDB and memcached, with consul for service discovery and jaeger for tracing."
     ),
+    config_maps=tuple(
+        (f"{svc}-mongo-config", (("MONGO_DATABASE", f"{svc}-db"), ("MONGO_AUTH_SOURCE", "admin"))) for svc in AUTH_DATABASES
+    ),
+    secrets=tuple(
+        (
+            f"mongodb-{svc}-credentials",
+            (("root-username", "admin"), ("root-password", _CREDENTIALS[svc][0]), ("username", svc), ("password", _CREDENTIALS[svc][1])),
+        )
+        for svc in AUTH_DATABASES
+    ),
     extra_images=(
+        # later releases of the Go image (sre_env.sim.images lists the bugs some of them ship)
+        "yinfangchen/hotelreservation:0.9.1",
+        "yinfangchen/hotelreservation:0.9.2",
+        "yinfangchen/hotelreservation:0.9.3",
+        "yinfangchen/hotelreservation:0.9.4",
         "deathstarbench/hotel-reservation:latest",
         "ghcr.io/sregym/hotel-reservation:latest",
         "yinfangchen/geo:app3",
