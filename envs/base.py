@@ -10,6 +10,7 @@ built on every reset.
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
@@ -24,7 +25,7 @@ from sre_env.sim.apps.base import AppSpec
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["RootCause", "Scenario", "ScenarioInfo"]
+__all__ = ["RootCause", "Scenario", "ScenarioInfo", "SPLITS", "LAYERS", "DIFFICULTIES"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,23 @@ class RootCause:
             "affected": list(self.affected),
         }
 
+
+SPLITS = ("all", "train", "test")
+_HELDOUT: dict[type, tuple[str, ...]] = {}
+_PROBE_DRAWS = 96
+#: marks a scenario whose split keys never repeat (hash-bucketed split)
+_OPEN_SPACE = "\x00open"
+
+
+_WHOLE_VARIANT: set[type] = set()
+
+
+def _whole(variant: Mapping[str, Any]) -> str:
+    return repr(sorted((k, repr(v)) for k, v in variant.items()))
+
+
+def _key_hash(family: str, key: str) -> bytes:
+    return hashlib.blake2b(f"{family}\0{key}".encode(), digest_size=8).digest()
 
 LAYERS = ("application", "kubernetes", "network", "os", "hardware", "operator", "compound")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -85,14 +103,89 @@ class Scenario(ABC):
     summary: ClassVar[str]
     #: one paragraph: the incident as the people who report it would describe it (never the answer)
     description: ClassVar[str] = ""
+    #: whether moving the data off the root-cause node is part of a correct repair (the risk monitor
+    #: then does not flag recreating its volumes); None: yes exactly when the root cause is a node
+    evacuation_repair: ClassVar[bool | None] = None
     #: how people describe this fault mechanism; the registry adds it to the diagnosis grader's vocabulary
     mechanism: ClassVar[Mechanism | None] = None
     #: seconds of cluster time the incident develops before the agent's first look
     develop_s: ClassVar[float] = 180.0
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    #: the fraction of a scenario's targets held out for testing generalisation
+    heldout_share: ClassVar[float] = 0.25
+
+    def __init__(self, rng: np.random.Generator, split: str = "all") -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         self.rng = rng
+        self.split = split
         self.variant: dict[str, Any] = {}
+
+    # -- train / held-out splits -------------------------------------------------
+    def split_key(self, variant: Mapping[str, Any]) -> str:
+        """What generalisation is measured over: the target (service, node, flag...) by default.
+
+        Override when the interesting held-out axis is a value rather than a target.
+        """
+        for key in ("service", "deployment", "component", "target", "flag", "database", "node"):
+            if key in variant:
+                return str(variant[key])
+        return repr(sorted((k, repr(v)) for k, v in variant.items()))
+
+    def variant_split_key(self, variant: Mapping[str, Any]) -> str:
+        """The key the train/test split uses: :meth:`split_key`, or the whole variant when that is constant."""
+        return _whole(variant) if type(self) in _WHOLE_VARIANT else self.split_key(variant)
+
+    @classmethod
+    def heldout_keys(cls, backend: "SimBackend") -> tuple[str, ...]:
+        """The split keys reserved for the ``test`` split (a stable, seed-independent choice).
+
+        The key space is enumerated by drawing variants with a fixed generator; a
+        hash orders the keys and the first ``heldout_share`` of them (at least one,
+        never all) are held out. A scenario with one key has no held-out split. When
+        every draw gives a new key (a free-form value such as a generated password),
+        the space is open: a hash of the key decides instead (see :meth:`in_heldout`).
+        """
+        cached = _HELDOUT.get(cls)
+        if cached is not None:
+            return cached
+        probe = cls(np.random.default_rng(20_261_129))
+        variants = [probe.draw_variant(backend, probe.rng) for _ in range(_PROBE_DRAWS)]
+        draws = [probe.split_key(v) for v in variants]
+        if len(set(draws)) < 2:
+            # one target (a single flag, a single node): generalise over the values instead
+            _WHOLE_VARIANT.add(cls)
+            draws = [_whole(v) for v in variants]
+        keys = sorted(set(draws))
+        if len(keys) < 2:
+            held: tuple[str, ...] = ()
+        elif len(keys) == _PROBE_DRAWS:
+            held = (_OPEN_SPACE,)
+        else:
+            ordered = sorted(keys, key=lambda k: _key_hash(cls.family, k))
+            n = min(len(keys) - 1, max(1, round(len(keys) * cls.heldout_share)))
+            held = tuple(sorted(ordered[:n]))
+        _HELDOUT[cls] = held
+        return held
+
+    @classmethod
+    def in_heldout(cls, key: str, held: tuple[str, ...]) -> bool:
+        if held == (_OPEN_SPACE,):
+            return _key_hash(cls.family, key)[0] < int(256 * cls.heldout_share)
+        return key in held
+
+    def choose_variant(self, backend: "SimBackend") -> dict[str, Any]:
+        """Draw variants until one falls in this episode's split (``all`` takes the first)."""
+        if self.split == "all":
+            return self.draw_variant(backend, self.rng)
+        held = self.heldout_keys(backend)
+        if not held:
+            raise ValueError(f"{type(self).__name__} has a single target, so it has no train/test split; use split='all'")
+        for _ in range(512):
+            variant = self.draw_variant(backend, self.rng)
+            if self.in_heldout(self.variant_split_key(variant), held) == (self.split == "test"):
+                return variant
+        raise ValueError(f"{type(self).__name__}: no {self.split} variant found")
 
     # -- lifecycle -------------------------------------------------------------
     def setup(self, backend: "SimBackend") -> None:
@@ -120,6 +213,38 @@ class Scenario(ABC):
     def wrong_fixes(self) -> dict[str, list[str]]:
         """Named command sequences that look plausible and must fail."""
         return {}
+
+    def replay_trigger(self, backend: "SimBackend") -> str:
+        """Start the incident's transient trigger again (metastable scenarios), for the live gate.
+
+        Returns what was replayed ("" when the scenario has no trigger): a repair of a
+        metastable failure must let the system recover from the trigger, not just from
+        today's occurrence of it.
+        """
+        return ""
+
+    def repair_paths(self) -> tuple[str, ...]:
+        """Node paths where the fault itself lives (files the repair removes); the risk monitor
+        does not count removing what is under them as damage."""
+        return ()
+
+    def non_durable_fixes(self) -> dict[str, list[str]]:
+        """Repairs that work until the next restart or reboot (e.g. a fix made only inside a
+        running container, a unit started but left disabled): they must pass the immediate
+        gate and fail durability, so the episode is not a success."""
+        return {}
+
+    def blind_fixes(self, workload: str) -> dict[str, list[str]]:
+        """The fixes that never look at the cause — restart, delete the pods, scale to zero.
+
+        Most scenarios list them among their wrong fixes; they must all fail.
+        """
+        ns = self.namespace
+        return {
+            "rollout_restart": [f"kubectl rollout restart deployment/{workload} -n {ns}"],
+            "delete_pods": [f"kubectl delete pod -n {ns} -l {self.app.label_key}={workload}"],
+            "scale_to_zero": [f"kubectl scale deployment/{workload} -n {ns} --replicas=0"],
+        }
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """Scenario-specific checks that the cause itself is gone (run on the graded fork)."""

@@ -1,7 +1,52 @@
-"""Catalog module: see envs/registry.py for the id scheme."""
+"""Catalog module: see envs/registry.py for the id scheme.
+
+Scenarios on DeathStarBench social-network (``sre_env.sim.apps.social_network``):
+families written for it, and families first written for hotel-reservation
+re-targeted with ``Scenario.for_app``.
+"""
 
 from __future__ import annotations
 
-from .base import Scenario
+from sre_env.sim.apps.social_network import SOCIAL_NETWORK
 
-SCENARIOS: dict[str, type[Scenario]] = {}
+from .base import Scenario
+from .cache_memory import CacheMemoryExhausted
+from .edge_filter import EdgeFilterCpu
+from .target_port import TargetPortMisconfig
+from .traffic_policy import InternalTrafficPolicyLocal
+
+#: Services on a request path of the wrk2 mix (media-frontend and jaeger are not)
+_SN_TARGETS = (
+    "nginx-thrift",
+    "compose-post-service",
+    "home-timeline-service",
+    "user-timeline-service",
+    "post-storage-service",
+    "social-graph-service",
+    "text-service",
+    "user-service",
+    "url-shorten-service",
+    "user-mention-service",
+    "unique-id-service",
+    "media-service",
+    "home-timeline-redis",
+    "post-storage-mongodb",
+)
+
+TargetPortMisconfigSocialNetwork = TargetPortMisconfig.for_app(
+    SOCIAL_NETWORK,
+    targets=_SN_TARGETS,
+    summary="Part of the social network fails although every pod is running.",
+    description=(
+        "Users of the social network get errors on some actions (posting, reading timelines) although every "
+        "pod is Running and Ready and nothing restarts. An infrastructure change was applied to the cluster "
+        "earlier today; the application teams say they have not deployed."
+    ),
+)
+
+SCENARIOS: dict[str, type[Scenario]] = {
+    "CacheMemoryExhausted": CacheMemoryExhausted,
+    "EdgeFilterCpu-SocialNetwork": EdgeFilterCpu,
+    "TargetPortMisconfig-SocialNetwork": TargetPortMisconfigSocialNetwork,
+    "InternalTrafficPolicyLocal-SocialNetwork": InternalTrafficPolicyLocal,
+}

@@ -10,7 +10,7 @@ node (the local PV pins it there), so only moving the data off the disk helps.
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +34,8 @@ _TARGETS = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 class DiskSector(Scenario):
     family = "DiskSector"
     app = HOTEL_RESERVATION
+    #: databases with a local volume on a request path; ``for_app(app, targets=...)`` sets another app's
+    targets: ClassVar[tuple[str, ...]] = _TARGETS
     layer = "hardware"
     difficulty = "hard"
     summary = "A database of hotel-reservation keeps failing; users see intermittent errors."
@@ -44,7 +46,7 @@ class DiskSector(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_TARGETS))
+        db = str(rng.choice(self.targets))
         ns = self.namespace
         comp = self.app.component(db)
         pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, ns)
@@ -110,7 +112,7 @@ class DiskSector(Scenario):
         # move every database off the failing disk: a cordoned node can no longer
         # host pods pinned to it by a local volume
         for db, pvc in v["evacuate"]:
-            steps += [f"kubectl delete pvc {pvc} -n {ns} --wait=false", f"kubectl delete pod -n {ns} -l io.kompose.service={db}"]
+            steps += [f"kubectl delete pvc {pvc} -n {ns} --wait=false", f"kubectl delete pod -n {ns} -l {self.app.label_key}={db}"]
         steps.append("sleep 15")
         manifests = "".join(
             "---\n"
@@ -119,7 +121,7 @@ class DiskSector(Scenario):
             "metadata:\n"
             f"  name: {pvc}\n"
             "  labels:\n"
-            f"    io.kompose.service: {db}\n"
+            f"    {self.app.label_key}: {db}\n"
             "spec:\n"
             "  accessModes: [ReadWriteOnce]\n"
             "  storageClassName: local-path\n"
@@ -141,7 +143,7 @@ class DiskSector(Scenario):
         v = self.variant
         ns = self.namespace
         return {
-            "delete_db_pod": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['database']}"],
+            "delete_db_pod": [f"kubectl delete pod -n {ns} -l {self.app.label_key}={v['database']}"],
             "restart_db_and_callers": [f"kubectl rollout restart deployment/{d} -n {ns}" for d in (v["database"], *v["callers"])],
             "cordon_without_moving": [f"kubectl cordon {v['node']}"],
             "scale_db_to_zero": [f"kubectl scale deployment/{v['database']} -n {ns} --replicas=0"],

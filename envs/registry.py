@@ -37,10 +37,31 @@ _CATALOGS = (
     "catalog_pods",
     "catalog_control_plane",
     "catalog_network",
+    "catalog_node",
+    "catalog_os",
+    "catalog_operator",
+    "catalog_compound",
 )
 
 #: the ``lite`` suite: about twenty ids that together cover every layer
-LITE: frozenset[str] = frozenset({"DiskSector", "MissingEnvVar", "TargetPortMisconfig"})
+LITE: frozenset[str] = frozenset(
+    {
+        # application
+        "MissingEnvVar", "MongoAuthRevoked", "FeatureFlag-PaymentFailure", "CacheMemoryExhausted", "KafkaPoisonPill",
+        # kubernetes
+        "TargetPortMisconfig", "ReadinessProbeMisconfig", "TaintNoToleration", "AdmissionWebhookOutage", "PVAffinityViolation",
+        # network
+        "NetworkPolicyBlock", "ServiceDNSFailure", "KubeProxyBroken",
+        # os
+        "KubeletDown", "ConntrackExhaustion", "CfsThrottling",
+        # hardware
+        "DiskSector", "NicPacketCorruption", "MemoryEccErrors",
+        # operator
+        "OperatorMisoperation-InvalidToleration",
+        # compound
+        "RetryStorm", "Concurrent-DiskSectorAndMissingEnvVar",
+    }
+)
 
 
 def _collect() -> dict[str, type[Scenario]]:

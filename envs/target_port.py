@@ -8,7 +8,7 @@ binary says. The fix is the Service's targetPort.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -25,12 +25,15 @@ if TYPE_CHECKING:
 
 __all__ = ["TargetPortMisconfig"]
 
+#: hotel-reservation's targets: Services on a request path (the order is part of the seeded variant)
 _SERVICES = ("frontend", "search", "geo", "rate", "profile", "reservation", "recommendation", "mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
 class TargetPortMisconfig(Scenario):
     family = "TargetPortMisconfig"
     app = HOTEL_RESERVATION
+    #: Services whose targetPort the variant may break; ``for_app(app, targets=...)`` sets another app's
+    targets: ClassVar[tuple[str, ...]] = _SERVICES
     layer = "kubernetes"
     difficulty = "medium"
     summary = "Requests through one hotel-reservation service fail although all pods are running."
@@ -41,7 +44,7 @@ class TargetPortMisconfig(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        service = str(rng.choice(_SERVICES))
+        service = str(rng.choice(self.targets))
         comp = self.app.component(service)
         _, port, target, _ = comp.service_ports[0]
         choices = sorted({port + 1, port + 10, 8080, 9090, 80, target + 100} - {target})
@@ -66,7 +69,8 @@ class TargetPortMisconfig(Scenario):
         )
 
     def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=self.variant["service"].startswith("mongodb"))
+        # a database behind a cache only fails the requests that miss
+        return user_report(self.app, self.variant["service"], intermittent=self.app.component(self.variant["service"]).role == "database")
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -83,7 +87,7 @@ class TargetPortMisconfig(Scenario):
         comp = self.app.component(v["service"])
         return {
             "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
+            "delete_pods": [f"kubectl delete pod -n {ns} -l {self.app.label_key}={v['service']}"],
             "change_container_port": [
                 f"kubectl patch deployment {v['service']} -n {ns} -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"containers\":[{{\"name\":\"{comp.container}\",\"ports\":[{{\"containerPort\":{v['wrong']},\"protocol\":\"TCP\"}}]}}]}}}}}}}}'"
             ],

@@ -17,7 +17,7 @@ from .base import Fault
 if TYPE_CHECKING:
     from sre_env.backend import Backend
 
-__all__ = ["LatentSectorErrors"]
+__all__ = ["LatentSectorErrors", "SilentCorruption"]
 
 
 @dataclass(frozen=True)
@@ -35,3 +35,23 @@ class LatentSectorErrors(Fault):
 
     def recover(self, backend: "Backend") -> None:
         backend.nodes.clear_read_errors(self.node, self.device)
+
+
+@dataclass(frozen=True)
+class SilentCorruption(Fault):
+    """A device (firmware bug, failing controller cache) returns wrong data without an error.
+
+    On a real node: a dm-flakey table with ``corrupt_bio_byte``. Nothing reaches
+    the kernel log or SMART; only the application's own checksums notice.
+    """
+
+    node: str
+    device: str
+    fraction: float
+    paths: tuple[str, ...] = ()
+
+    def inject(self, backend: "Backend") -> None:
+        backend.nodes.inject_silent_corruption(self.node, self.device, fraction=self.fraction, paths=self.paths)
+
+    def recover(self, backend: "Backend") -> None:
+        backend.nodes.clear_silent_corruption(self.node, self.device)

@@ -56,6 +56,9 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     out["labels"] = dict(meta.get("labels") or {})
     out["annotations"] = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _IGNORED_ANNOTATIONS}
+    for field_ in ("webhooks", "rules", "subjects", "roleRef", "aggregationRule"):
+        if field_ in obj:
+            out[field_] = copy.deepcopy(obj[field_])
     if kind in ("ConfigMap", "Secret"):
         out["data"] = obj.get("data") or {}
         out["stringData"] = obj.get("stringData") or {}
@@ -86,6 +89,9 @@ def cluster_changes(baseline: Baseline, backend: "SimBackend") -> list[tuple[str
         for obj in backend.api.list(kind):
             now[object_key(obj)] = obj
     changes: list[tuple[str, str, str, str, str]] = []
+    # objects background noise created are not the agent's residue
+    for key in getattr(backend.world, "noise_objects", ()):
+        now.pop(key, None)
     for key in sorted(set(now) - set(baseline.objects)):
         obj = now[key]
         kind, ns, name = key.split("/", 2)

@@ -584,7 +584,9 @@ def diagnosis_context_for(scenario: "Scenario", backend: Any = None) -> Diagnosi
     """
     root = scenario.root_cause()
     app = scenario.app
-    components = tuple(c.name for c in app.components)
+    # cluster components outside the app a scenario involves (a policy engine, a system controller)
+    extra = tuple(getattr(scenario, "extra_components", lambda: ())())
+    components = tuple(c.name for c in app.components) + tuple(n for n in extra if n not in {c.name for c in app.components})
     aliases: dict[str, str] = {}
     for c in app.components:
         if c.container and c.container != c.name:
@@ -1078,10 +1080,13 @@ def grade_diagnosis(submission: Submission | str | None, root_cause: "RootCause"
         answers["C2"] = (False, f"quotes none of: {', '.join(keys) or 'no concrete values known'}")
 
     claimed = {c.mechanism for c in live_claims}
-    allowed = {mech_id, *(mech.compatible if mech else ())}
+    # concurrent faults: the other faults' mechanisms and layers are true claims too
+    also = tuple(x for x in (root_cause.details or {}).get("also_mechanisms", ()) if isinstance(x, str))
+    allowed = {mech_id, *(mech.compatible if mech else ()), *also}
     wrong = sorted(claimed - allowed)
     layer_claim = _layer_of(sub.layer) if sub.layer else None
-    layer_wrong = sub.layer is not None and layer_claim != root_cause.layer
+    also_layers = {MECHANISMS[m].layer for m in also if m in MECHANISMS}
+    layer_wrong = sub.layer is not None and layer_claim != root_cause.layer and layer_claim not in also_layers
     if wrong or layer_wrong:
         parts = [f"claims {m} ({_quote(c.surface for c in live_claims if c.mechanism == m)})" for m in wrong]
         if layer_wrong:

@@ -37,6 +37,20 @@ WATCHED_KINDS = (
     "PersistentVolumeClaim",
     "Pod",
     "ServiceAccount",
+    # networking: policies and the app's edge
+    "NetworkPolicy",
+    "Ingress",
+    # control plane: admission, RBAC, batch
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "Assign",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CronJob",
+    # custom resources of modelled operators
+    "TidbCluster",
 )
 
 
@@ -90,10 +104,13 @@ class MitigationOracle:
 
     def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
         fork = backend.fork()
+        # metastable incidents: the transient trigger comes back, and the repair must ride it out
+        replayed = scenario.replay_trigger(fork)
         fork.advance(self.settle_s)
         checks = self.health_checks(fork, scenario, baseline)
         checks.extend(scenario.cause_checks(fork))
-        return OracleResult.from_checks(self.name, checks, settle_s=self.settle_s)
+        extra = {"trigger_replayed": replayed} if replayed else {}
+        return OracleResult.from_checks(self.name, checks, settle_s=self.settle_s, **extra)
 
     def health_checks(self, fork: "SimBackend", scenario: "Scenario", baseline: Baseline) -> list[Check]:
         api = fork.api
@@ -129,8 +146,9 @@ class MitigationOracle:
         checks.append(Check("client_success", success >= need, f"success rate {success:.4f} over the last {int(self.window_s)}s (baseline {baseline.client_success:.4f}, need >= {need:.4f})"))
         lat_limit = max(baseline.client_latency_ms * self.latency_factor, baseline.client_latency_ms + 50.0)
         checks.append(Check("client_latency", latency <= lat_limit, f"mean latency {latency:.1f} ms (baseline {baseline.client_latency_ms:.1f} ms, limit {lat_limit:.1f} ms)"))
-        firing = [a.line() for a in fork.world.alert_state.firing(fork.world.clock.now) if ("namespace", ns) in a.labels]
-        checks.append(Check("alerts_silent", not firing, "; ".join(firing[:3]) if firing else f"no alert firing for namespace {ns}"))
+        # info-severity alerts (CPUThrottlingHigh and friends) inform; they do not page
+        firing = [a.line() for a in fork.world.alert_state.firing(fork.world.clock.now) if ("namespace", ns) in a.labels and a.severity != "info"]
+        checks.append(Check("alerts_silent", not firing, "; ".join(firing[:3]) if firing else f"no warning or critical alert firing for namespace {ns}"))
         return checks
 
     def _client_window(self, fork: "SimBackend", app_name: str) -> tuple[float, float]:
