@@ -1,0 +1,1 @@
+"""Serving a simulated incident over the real protocols (``sre-env serve``); needs the ``[serve]`` extra."""

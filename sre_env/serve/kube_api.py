@@ -1,0 +1,322 @@
+"""A Kubernetes API subset over HTTP, answered from a backend's objects.
+
+Enough of the real API for the real ``kubectl``: discovery (``/api``, ``/apis``
+and the resource lists), get and list with label and field selectors, the
+server-side ``Table`` that ``kubectl get`` asks for (columns from the same
+printers the built-in shell uses, so both print the same), create, replace,
+the three patch types, delete, the ``scale`` subresource, eviction, and pod
+logs. Errors are ``Status`` objects with the real reasons and codes.
+
+The handlers are plain functions of (backend, request parts) so they can be
+tested without a socket; ``sre_env.serve.server`` mounts them on aiohttp.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from sre_env.errors import ApiError
+from sre_env.shell.printers import COLUMNS, format_labels
+from sre_env.sim.kinds import KINDS, KindInfo
+
+if TYPE_CHECKING:
+    from sre_env.sim.backend import SimBackend
+
+__all__ = ["KubeResponse", "handle", "SERVER_VERSION"]
+
+Obj = dict[str, Any]
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.2",
+    "gitCommit": "67a30c0adcf52bd3f56ff0893ce19966be12991f",
+    "gitTreeState": "clean",
+    "buildDate": "2025-02-12T21:19:47Z",
+    "goVersion": "go1.23.6",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+_PATCH_TYPES = {
+    "application/strategic-merge-patch+json": "strategic",
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/apply-patch+yaml": "merge",
+}
+_BY_PLURAL: dict[tuple[str, str], KindInfo] = {(k.group, k.plural): k for k in KINDS}
+_SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet"}
+_METRICS_GV = {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}
+
+
+@dataclass(frozen=True)
+class KubeResponse:
+    status: int
+    body: Any
+    content_type: str = "application/json"
+
+    def text(self) -> str:
+        return self.body if isinstance(self.body, str) else json.dumps(self.body)
+
+
+def _status(err: ApiError, kind: str = "", name: str = "") -> KubeResponse:
+    details: Obj = {}
+    if name:
+        details["name"] = name
+    if kind:
+        details["kind"] = kind
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "code": err.code}
+    if details:
+        body["details"] = details
+    return KubeResponse(err.code, body)
+
+
+def _not_found_path(path: str) -> KubeResponse:
+    return _status(ApiError(404, "NotFound", "the server could not find the requested resource"))
+
+
+# ---------------------------------------------------------------- discovery
+def _groups() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k in KINDS:
+        version = k.api_version.rsplit("/", 1)[-1]
+        versions = out.setdefault(k.group, [])
+        if version not in versions:
+            versions.append(version)
+    return out
+
+
+def _api_versions(host: str) -> Obj:
+    return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]}
+
+
+def _api_groups() -> Obj:
+    groups = [{"name": "metrics.k8s.io", "versions": [_METRICS_GV], "preferredVersion": _METRICS_GV}]
+    for group, versions in sorted(_groups().items()):
+        if not group:
+            continue
+        gv = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        groups.append({"name": group, "versions": gv, "preferredVersion": gv[0]})
+    groups.sort(key=lambda g: g["name"])
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def _resource_list(group: str, version: str) -> Obj | None:
+    gv = f"{group}/{version}" if group else version
+    if gv == _METRICS_GV["groupVersion"]:
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": [
+            {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics", "verbs": ["get", "list"]},
+            {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics", "verbs": ["get", "list"]},
+        ]}
+    kinds = [k for k in KINDS if k.api_version == gv]
+    if not kinds:
+        return None
+    resources: list[Obj] = []
+    for k in kinds:
+        resources.append({"name": k.plural, "singularName": k.singular, "namespaced": k.namespaced, "kind": k.kind, "verbs": _VERBS, **({"shortNames": list(k.short_names)} if k.short_names else {})})
+        if k.kind in _SCALABLE:
+            resources.append({"name": f"{k.plural}/scale", "singularName": "", "namespaced": True, "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]})
+        if k.kind == "Pod":
+            resources.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
+            resources.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+
+# ---------------------------------------------------------------- tables
+def _wants_table(accept: str) -> bool:
+    return "as=Table" in accept
+
+
+def _table(info: KindInfo, objs: list[Obj], now: float, list_meta: Obj) -> Obj:
+    """``meta.k8s.io/v1`` Table: NAME, the printer's columns (wide ones at priority 1), one row per object."""
+    from sre_env.shell.printers import _EVENT_WIDE, _event  # the event printer has no NAME column
+
+    if info.kind == "Event":
+        heads, extra, fn = _EVENT_WIDE[:1] + _EVENT_WIDE[1:], [], _event
+        names = [(h, 0 if h in ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE") else 1) for h in heads]
+        cells_of = lambda o: fn(o, now, True)  # noqa: E731
+    elif info.kind in COLUMNS:
+        base, extra, fn = COLUMNS[info.kind]
+        names = [("NAME", 0), *((h, 0) for h in base), *((h, 1) for h in extra)]
+        cells_of = lambda o: [o["metadata"].get("name", ""), *fn(o, now, True)]  # noqa: E731
+    else:
+        names = [("NAME", 0), ("AGE", 0)]
+        from sre_env.shell.printers import age
+
+        cells_of = lambda o: [o["metadata"].get("name", ""), age(o["metadata"].get("creationTimestamp"), now)]  # noqa: E731
+    columns = [{"name": _title(h), "type": "string", "format": "name" if h == "NAME" else "", "description": "", "priority": p} for h, p in names]
+    rows = []
+    for o in objs:
+        meta = o.get("metadata") or {}
+        partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations") if k in meta}}
+        rows.append({"cells": cells_of(o), "object": partial})
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta, "columnDefinitions": columns, "rows": rows}
+
+
+def _title(header: str) -> str:
+    """kubectl upper-cases column names; the API sends them in title case (``Nominated Node``)."""
+    return " ".join(w.capitalize() if w.isupper() else w for w in header.split(" "))
+
+
+# ---------------------------------------------------------------- requests
+def _parse_path(path: str) -> tuple[KindInfo, str | None, str | None, str | None] | None:
+    """(kind, namespace, name, subresource) for a resource path, or None."""
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        return None
+    if parts[0] == "api" and len(parts) >= 3:
+        group, rest = "", parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 4:
+        group, rest = parts[1], parts[3:]
+    else:
+        return None
+    ns = None
+    if len(rest) >= 2 and rest[0] == "namespaces" and (len(rest) > 2):
+        ns, rest = rest[1], rest[2:]
+    if not rest:
+        return None
+    info = _BY_PLURAL.get((group, rest[0]))
+    if info is None:
+        return None
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    return info, ns, name, sub
+
+
+def handle(backend: "SimBackend", method: str, path: str, query: str, headers: dict[str, str], body: bytes, host: str = "127.0.0.1") -> KubeResponse:
+    """Answer one API request; never raises."""
+    try:
+        return _handle(backend, method.upper(), path, parse_qs(query), {k.lower(): v for k, v in headers.items()}, body, host)
+    except ApiError as err:
+        return _status(err)
+    except (ValueError, KeyError, TypeError) as exc:
+        return _status(ApiError(400, "BadRequest", str(exc)))
+
+
+def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str]], headers: dict[str, str], body: bytes, host: str) -> KubeResponse:
+    path = path.rstrip("/") or "/"
+    if path == "/version":
+        return KubeResponse(200, SERVER_VERSION)
+    if path == "/api":
+        return KubeResponse(200, _api_versions(host))
+    if path == "/apis":
+        return KubeResponse(200, _api_groups())
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] and len(parts) == 2 or parts[:1] == ["apis"] and len(parts) == 3:
+        group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
+        listing = _resource_list(group, version)
+        return KubeResponse(200, listing) if listing is not None else _not_found_path(path)
+    if path.startswith("/apis/metrics.k8s.io/v1beta1/"):
+        return _metrics(backend, path)
+    parsed = _parse_path(path)
+    if parsed is None:
+        return _not_found_path(path)
+    info, ns, name, sub = parsed
+    arg = lambda key, default="": (q.get(key) or [default])[0]  # noqa: E731
+    now = backend.now
+    if name is None:
+        if method == "GET":
+            objs = backend.api.list(info.kind, ns if info.namespaced else None, arg("labelSelector") or None, arg("fieldSelector") or None)
+            rv = str(backend.world.store.revision) if hasattr(backend, "world") else "1"
+            meta = {"resourceVersion": rv}
+            if arg("watch") in ("true", "1"):
+                # a watch that reports the current state and ends: clients list-and-watch again (polling)
+                events = "".join(json.dumps({"type": "ADDED", "object": o}) + "\n" for o in objs)
+                return KubeResponse(200, events)
+            if _wants_table(headers.get("accept", "")):
+                return KubeResponse(200, _table(info, objs, now, meta))
+            return KubeResponse(200, {"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta, "items": objs})
+        if method == "POST":
+            obj = json.loads(body or b"{}")
+            if ns and info.namespaced:
+                obj.setdefault("metadata", {}).setdefault("namespace", ns)
+            return KubeResponse(201, backend.api.create(obj))
+        return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+    if sub == "log" and info.kind == "Pod":
+        text = backend.api.logs(
+            name,
+            ns or "default",
+            arg("container") or None,
+            previous=arg("previous") == "true",
+            tail=int(arg("tailLines")) if arg("tailLines") else None,
+            since_seconds=float(arg("sinceSeconds")) if arg("sinceSeconds") else None,
+            timestamps=arg("timestamps") == "true",
+        )
+        return KubeResponse(200, text, "text/plain")
+    if sub == "scale" and info.kind in _SCALABLE:
+        if method in ("PATCH", "PUT"):
+            spec = json.loads(body or b"{}").get("spec") or {}
+            if "replicas" in spec:
+                backend.api.scale(info.kind, name, ns or "default", int(spec["replicas"]))
+        obj = backend.api.get(info.kind, name, ns)
+        return KubeResponse(200, _scale(obj))
+    if sub == "eviction" and info.kind == "Pod" and method == "POST":
+        backend.api.evict(name, ns or "default")
+        return KubeResponse(201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+    if sub is not None:
+        return _not_found_path(path)
+    namespace = ns if info.namespaced else None
+    if method == "GET":
+        obj = backend.api.get(info.kind, name, namespace)
+        if _wants_table(headers.get("accept", "")):
+            return KubeResponse(200, _table(info, [obj], now, {"resourceVersion": obj["metadata"].get("resourceVersion", "")}))
+        return KubeResponse(200, obj)
+    if method == "DELETE":
+        opts = json.loads(body) if body else {}
+        force = opts.get("gracePeriodSeconds") == 0 or arg("gracePeriodSeconds") == "0"
+        return KubeResponse(200, backend.api.delete(info.kind, name, namespace, force=force))
+    if method == "PATCH":
+        ptype = _PATCH_TYPES.get(headers.get("content-type", "").split(";")[0].strip())
+        if ptype is None:
+            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}")
+        return KubeResponse(200, backend.api.patch(info.kind, name, namespace, json.loads(body or b"{}"), ptype))
+    if method == "PUT":
+        return KubeResponse(200, backend.api.replace(json.loads(body or b"{}")))
+    return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+
+
+def _metrics(backend: "SimBackend", path: str) -> KubeResponse:
+    """``metrics.k8s.io``: what metrics-server reports, for ``kubectl top``."""
+    from sre_env.sim.clock import iso
+
+    parts = [p for p in path.split("/") if p][3:]
+    stamp = iso(backend.now)
+    if parts[:1] == ["nodes"]:
+        items = [
+            {"metadata": {"name": name, "creationTimestamp": stamp}, "timestamp": stamp, "window": "20s", "usage": {"cpu": f"{cpu * 1_000_000}n", "memory": f"{mem // 1024}Ki"}}
+            for name, cpu, _, mem, _ in backend.api.top_nodes()
+        ]
+        if len(parts) > 1:
+            items = [i for i in items if i["metadata"]["name"] == parts[1]]
+            return KubeResponse(200, {"kind": "NodeMetrics", "apiVersion": "metrics.k8s.io/v1beta1", **items[0]}) if items else _status(ApiError(404, "NotFound", f'nodemetrics.metrics.k8s.io "{parts[1]}" not found'))
+        return KubeResponse(200, {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {}, "items": items})
+    ns = None
+    if parts[:1] == ["namespaces"] and len(parts) >= 3:
+        ns, parts = parts[1], parts[2:]
+    if parts[:1] != ["pods"]:
+        return _not_found_path(path)
+    items = []
+    for pns, name, cpu, mem in backend.api.top_pods(ns):
+        pod = backend.api.get("Pod", name, pns)
+        first = (pod["spec"].get("containers") or [{"name": name}])[0]["name"]
+        items.append({"metadata": {"name": name, "namespace": pns, "creationTimestamp": stamp, "labels": pod["metadata"].get("labels") or {}}, "timestamp": stamp, "window": "20s", "containers": [{"name": first, "usage": {"cpu": f"{cpu * 1_000_000}n", "memory": f"{mem // 1024}Ki"}}]})
+    if len(parts) > 1:
+        items = [i for i in items if i["metadata"]["name"] == parts[1]]
+        return KubeResponse(200, {"kind": "PodMetrics", "apiVersion": "metrics.k8s.io/v1beta1", **items[0]}) if items else _status(ApiError(404, "NotFound", f'podmetrics.metrics.k8s.io "{parts[1]}" not found'))
+    return KubeResponse(200, {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {}, "items": items})
+
+
+def _scale(obj: Obj) -> Obj:
+    meta = obj["metadata"]
+    status = obj.get("status") or {}
+    sel = (obj["spec"].get("selector") or {}).get("matchLabels") or {}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+        "spec": {"replicas": int(obj["spec"].get("replicas", 1))},
+        "status": {"replicas": int(status.get("replicas", 0)), "selector": format_labels(sel).replace("<none>", "")},
+    }

@@ -1,0 +1,127 @@
+"""The simulator behind the Kubernetes API, driven by the real kubectl.
+
+Fidelity: for the same cluster state, the real ``kubectl get`` against
+``sre-env serve`` and the built-in shell's ``kubectl get`` must print the same
+table; a difference is a bug in one of them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import sre_env
+from sre_env.serve.kube_api import handle
+from sre_env.shell import ShellContext, run_command
+
+aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
+KUBECTL = shutil.which("kubectl")
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+from sre_env.serve.server import IncidentServer, write_kubeconfig  # noqa: E402
+
+NS = "hotel-reservation"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    server = IncidentServer(env.backend, speed=0).start()
+    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
+    yield env, server, cfg
+    server.stop()
+
+
+def kubectl(cfg: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60)
+
+
+GETS = [
+    "get pods", "get pods -o wide", "get pods -A", "get pods --show-labels", "get pods -l io.kompose.service=geo",
+    "get svc", "get svc -o wide", "get deploy", "get deploy -o wide", "get deploy -A", "get rs", "get sts -A", "get ds -A",
+    "get nodes", "get nodes -o wide", "get ns", "get cm", "get secrets", "get sa", "get pvc", "get pv", "get sc", "get ep",
+    "get pod nope", "get frobs", "top pods", "top nodes", "rollout status deployment/geo",
+]
+
+
+@needs_kubectl
+@pytest.mark.parametrize("command", GETS)
+def test_real_kubectl_prints_what_the_builtin_shell_prints(served, command: str) -> None:
+    env, server, cfg = served
+    real = kubectl(cfg, *command.split())
+    with server.lock:
+        ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl " + command)
+    if command == "get frobs":
+        assert real.returncode != 0 and 'the server doesn\'t have a resource type "frobs"' in real.stderr
+        return
+    assert (real.stdout + real.stderr).strip("\n") == ours.output.strip("\n")
+    assert (real.returncode == 0) == (ours.exit_code == 0)
+
+
+@needs_kubectl
+def test_mutating_verbs_change_the_simulated_cluster(served) -> None:
+    env, server, cfg = served
+    assert kubectl(cfg, "scale", "deployment/geo", "--replicas=2").stdout.strip() == "deployment.apps/geo scaled"
+    assert kubectl(cfg, "cordon", "worker-3").stdout.strip() == "node/worker-3 cordoned"
+    patch = kubectl(cfg, "patch", "deployment", "geo", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":1}]')
+    assert patch.returncode == 0, patch.stderr
+    assert kubectl(cfg, "annotate", "svc", "geo", "team=maps").returncode == 0
+    assert kubectl(cfg, "rollout", "restart", "deployment/search").stdout.strip() == "deployment.apps/search restarted"
+    out = kubectl(cfg, "delete", "pod", "-l", "io.kompose.service=user", "--wait=false")
+    assert out.returncode == 0 and "deleted" in out.stdout
+    with server.lock:
+        api = env.backend.api
+        assert api.get("Deployment", "geo", NS)["spec"]["replicas"] == 1
+        assert api.get("Node", "worker-3")["spec"].get("unschedulable") is True
+        assert api.get("Service", "geo", NS)["metadata"]["annotations"]["team"] == "maps"
+        assert "kubectl.kubernetes.io/restartedAt" in api.get("Deployment", "search", NS)["spec"]["template"]["metadata"]["annotations"]
+    assert kubectl(cfg, "uncordon", "worker-3").returncode == 0
+
+
+@needs_kubectl
+def test_logs_and_json_output(served) -> None:
+    env, server, cfg = served
+    logs = kubectl(cfg, "logs", "deployment/frontend", "--tail=3")
+    assert logs.returncode == 0 and len(logs.stdout.splitlines()) == 3
+    pods = json.loads(kubectl(cfg, "get", "pods", "-o", "json").stdout)
+    assert pods["kind"] == "List" and all(p["metadata"]["namespace"] == NS for p in pods["items"])
+    name = kubectl(cfg, "get", "deploy", "geo", "-o", "jsonpath={.metadata.name}").stdout
+    assert name == "geo"
+
+
+def test_errors_are_status_objects() -> None:
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    r = handle(env.backend, "GET", f"/api/v1/namespaces/{NS}/pods/nope", "", {}, b"")
+    assert r.status == 404 and r.body["kind"] == "Status" and r.body["reason"] == "NotFound" and r.body["message"] == 'pods "nope" not found'
+    r = handle(env.backend, "PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/geo", "", {"Content-Type": "text/plain"}, b"{}")
+    assert r.status == 415 and r.body["reason"] == "UnsupportedMediaType"
+    r = handle(env.backend, "POST", f"/api/v1/namespaces/{NS}/pods", "", {}, b"{not json")
+    assert r.status == 400 and r.body["kind"] == "Status"
+    r = handle(env.backend, "GET", "/apis/nope.example.com/v1", "", {}, b"")
+    assert r.status == 404
+    r = handle(env.backend, "GET", "/api/v1", "", {}, b"")
+    names = {res["name"] for res in r.body["resources"]}
+    assert {"pods", "pods/log", "services", "nodes"} <= names
+
+
+def test_the_kubernetes_python_client_works_against_it(served) -> None:
+    k8s = pytest.importorskip("kubernetes", reason="the kubernetes client ([k8s] extra) is not installed")
+    env, server, cfg = served
+    api_client = k8s.config.new_client_from_config(config_file=str(cfg))
+    v1, apps = k8s.client.CoreV1Api(api_client), k8s.client.AppsV1Api(api_client)
+    pods = v1.list_namespaced_pod(NS, label_selector="io.kompose.service=frontend")
+    assert len(pods.items) == 1 and pods.items[0].status.phase == "Running"
+    assert v1.read_namespaced_pod_log(pods.items[0].metadata.name, NS, tail_lines=2).count("\n") >= 1
+    apps.patch_namespaced_deployment_scale("frontend", NS, {"spec": {"replicas": 2}})
+    assert apps.read_namespaced_deployment("frontend", NS).spec.replicas == 2
+    apps.patch_namespaced_deployment_scale("frontend", NS, {"spec": {"replicas": 1}})
+    with pytest.raises(k8s.client.ApiException) as err:
+        v1.read_namespaced_pod("nope", NS)
+    assert err.value.status == 404
+    assert {n.metadata.name for n in v1.list_node().items} >= {"worker-1", "worker-2", "worker-3"}
