@@ -3,6 +3,8 @@
     sre-env list [--suite S] [--layer L] [--format table|json|markdown]
     sre-env run ID [--agent reference|random] [--seed N] [--max-steps N] [--json FILE] [--quiet] [--plain]
     sre-env play ID [--seed N] [--max-steps N] [--plain]
+    sre-env eval [--suite S | --ids ID...] --agent A [--seeds 0-4] [--attempts K] [--workers N] [--ray] [--out DIR]
+    sre-env report RESULTS [--out DIR]
     sre-env bench [ARGS...]          (ARGS go to benchmarks/bench_env.py unchanged)
 
 Exit status: 0 on success; for ``run`` and ``play``, 0 only when the episode
@@ -119,66 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- play
-class HumanAgent:
-    """Reads commands from stdin for ``sre-env play``; local words never cost a step.
-
-    ``help`` prints the command reference, ``alerts``/``logs`` re-show those
-    observation fields, ``quit``/``exit`` or end of input stop without
-    submitting. When stdin is not a terminal the command is echoed, so a piped
-    session reads like a transcript.
-    """
-
-    LOCAL = ("help", "alerts", "logs", "quit", "exit")
-
-    def __init__(self, prompt: str = "sre-env$ ") -> None:
-        self.prompt = prompt
-        self._echo = not sys.stdin.isatty()
-        self._last_alerts = ""
-        self._started = False
-
-    def reset(self, env: Any) -> None:
-        self._last_alerts = ""
-        self._started = False
-
-    def show(self, observation: dict[str, Any]) -> None:
-        """Print what changed: the output, and the alerts when they differ from last time."""
-        if observation.get("output"):
-            print(observation["output"].rstrip("\n"))
-        alerts = observation.get("alerts", "")
-        if alerts != self._last_alerts:
-            print("\n[alerts]\n" + (alerts or "(none firing)"))
-            self._last_alerts = alerts
-
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
-        from sre_env.agents import StopEpisode
-        from sre_env.env import SREEnv
-
-        if not self._started:  # first call: the brief and the alerts at the start
-            self.show(observation)
-            self._started = True
-        while True:
-            try:
-                line = input(self.prompt).strip()
-            except (EOFError, KeyboardInterrupt):
-                print("\n(end of input: ending without a diagnosis)")
-                raise StopEpisode from None
-            if self._echo:
-                print(line)
-            if not line:
-                continue
-            if line in ("quit", "exit"):
-                raise StopEpisode
-            if line == "help":
-                print(SREEnv.command_reference() + "\nLocal: help, alerts, logs, quit (end without submitting), submit <diagnosis> (end and grade).")
-            elif line == "alerts":
-                print(observation.get("alerts") or "(none firing)")
-            elif line == "logs":
-                print(observation.get("logs") or "(no recent warnings or errors)")
-            else:
-                return line
-
-    def on_step(self, step: Any, observation: dict[str, Any]) -> None:
-        self.show(observation)
+from sre_env.play import HumanAgent  # noqa: E402  (re-exported: tests and scripts import it from here)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -186,14 +129,62 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     eid = resolve_id(args.id)
     env = make_env(eid, args.max_steps)
-    human = HumanAgent()
-    print(f"{eid} (seed {args.seed}). Type commands; 'help' lists them; 'submit <diagnosis>' ends the episode.\n")
+    color = not args.plain and sys.stdout.isatty()
+    human = HumanAgent(color=color, max_steps=args.max_steps)
+    print(f"{eid} (seed {args.seed}). Type commands; 'help' lists them, 'history' shows yours; 'submit <diagnosis>' ends the episode.\n")
     try:
         result = run_episode(env, human, seed=args.seed, on_step=human.on_step)
     finally:
+        human.close()
         env.close()
     print()
     return _finish(result, args)
+
+
+# ---------------------------------------------------------------- eval / report
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sre_env.eval_cli import run_eval_command
+
+    return run_eval_command(args)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sre_env.eval_cli import run_report_command
+
+    return run_report_command(args)
+
+
+# ---------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Develop the incident like an episode's reset, then serve it in real time."""
+    from sre_env.env import SREEnv
+    from sre_env.errors import MissingExtraError
+
+    try:
+        from sre_env.serve.server import serve_forever
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    env = SREEnv(scenario_class(args.id), max_steps=args.max_steps)
+    if args.mcp:
+        # stdout is the protocol channel: nothing else may be printed on it
+        from sre_env.serve.mcp_server import build_mcp_server
+
+        try:
+            build_mcp_server(env, seed=args.seed).run("stdio")
+        except MissingExtraError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        return 0
+    env.reset(seed=args.seed)
+    assert env.backend is not None and env.scenario is not None
+    print(env.scenario.brief(), flush=True)
+    try:
+        serve_forever(env.backend, host=args.host, port=args.port, speed=args.speed, kubeconfig=args.kubeconfig, namespace=env.scenario.namespace, prom_port=args.prometheus_port)
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
 
 
 # ---------------------------------------------------------------- bench
@@ -233,6 +224,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="environment id, e.g. SREGym/DiskSector-v0")
     _common(p)
     p.set_defaults(func=cmd_play)
+
+    from sre_env.eval_cli import add_eval_parsers
+
+    add_eval_parsers(sub, cmd_eval, cmd_report)
+
+    p = sub.add_parser("serve", help="serve a simulated incident over the Kubernetes API (for the real kubectl and clients)")
+    p.add_argument("id", help="environment id, e.g. SREGym/TargetPortMisconfig-v0")
+    p.add_argument("--seed", type=int, default=0, help="episode seed")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=6443, help="port (0: any free port)")
+    p.add_argument("--speed", type=float, default=1.0, help="simulated seconds per real second (0 freezes the clock)")
+    p.add_argument("--kubeconfig", default="sre-env.kubeconfig", help="where to write the kubeconfig for kubectl")
+    p.add_argument("--prometheus-port", type=int, default=9090, help="port of the Prometheus, Loki and Jaeger query APIs and /metrics")
+    p.add_argument("--mcp", action="store_true", help="instead of HTTP, serve the episode as an MCP server on stdio (tools: kubectl, shell, promql, logql, traces, alerts, submit)")
+    p.add_argument("--max-steps", type=_positive, default=MAX_EPISODE_STEPS, help="step budget of the MCP episode")
+    p.set_defaults(func=cmd_serve)
 
     # listed for --help only: main() hands "bench ARGS..." to the script before parsing
     sub.add_parser("bench", help="run benchmarks/bench_env.py with ARGS (source checkouts only)", add_help=False)

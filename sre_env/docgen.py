@@ -31,6 +31,9 @@ def scenarios_page() -> str:
         "",
         "Generated from the registry by `python -m sre_env.docgen`; do not edit by hand.",
         "Each entry says what users report and how the incident is graded, never the cause.",
+        "Ids are `SREGym/<Family>-v0` for a family's first app and `SREGym/<Family>-<App or variant>-v0` otherwise.",
+        "",
+        _counts(),
         "",
     ]
     for name, cls in SCENARIOS.items():
@@ -38,12 +41,22 @@ def scenarios_page() -> str:
         out += [
             f"## `{env_id(name)}`",
             "",
+            info.description,
+            "",
             f"- family: {info.family}; app: {info.app}; layer: {info.layer}; difficulty: {info.difficulty}; suites: {', '.join(info.suites)}",
-            f"- report: {info.summary}",
+            f"- in one line: {info.summary}",
             f"- wrong fixes that must fail: {_wrong_fix_names(cls)}",
             "",
         ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _counts() -> str:
+    by_layer: dict[str, int] = {}
+    for _, info in list_scenarios():
+        by_layer[info.layer] = by_layer.get(info.layer, 0) + 1
+    layers = ", ".join(f"{layer} {n}" for layer, n in sorted(by_layer.items()))
+    return f"{len(SCENARIOS)} environments ({layers}); {len(list_scenarios(suite='lite'))} in the `lite` suite."
 
 
 def _wrong_fix_names(cls: type) -> str:

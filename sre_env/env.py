@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from sre_env.envs.base import Scenario
+from sre_env.envs.base import SPLITS, Scenario
 from sre_env.envs.registry import scenario_class
 from sre_env.grading import Grader
 from sre_env.rewards.base import OracleResult
@@ -33,6 +33,7 @@ from sre_env.shell import CommandResult, ShellContext, command_reference, run_co
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.baseline_cache import developed_incident
 from sre_env.sim.clock import iso
+from sre_env.sim.noise import NOISE_LEVELS, schedule_noise
 from sre_env.telemetry.exporters import observation_series, window_and_mask
 from sre_env.telemetry.traces import span_summary
 
@@ -96,6 +97,11 @@ def metric_names(scenario_cls: type[Scenario]) -> list[str]:
     return observation_series(scenario_cls.app)
 
 
+#: noise starts this long before the agent's first look; it runs for the horizon after
+NOISE_LEAD_S = 60.0
+NOISE_HORIZON_S = 900.0
+
+
 class SREEnv(gym.Env[dict[str, Any], str]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
@@ -109,8 +115,17 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         task: str = "mitigation",
         reward_spec: RewardSpec | None = None,
         diagnosis_judge: Any = None,
+        split: str = "all",
+        noise: str = "none",
     ) -> None:
         self.scenario_cls = scenario_class(scenario) if isinstance(scenario, str) else scenario
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        if noise not in NOISE_LEVELS:
+            raise ValueError(f"noise must be one of {', '.join(NOISE_LEVELS)}, got {noise!r}")
+        #: which targets this env draws: the training ones, the held-out ones, or all
+        self.split = split
+        self.noise = noise
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
@@ -152,12 +167,19 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         episode_seed = int(self.np_random.integers(0, 2**63 - 1))
-        self.scenario = self.scenario_cls(np.random.default_rng([episode_seed, 1]))
+        self.scenario = self.scenario_cls(np.random.default_rng([episode_seed, 1]), split=self.split)
         develop_s = self.develop_s if self.develop_s is not None else self.scenario.develop_s
-        backend, self._baseline = developed_incident(self.scenario, develop_s)
+        # noise starts a minute before the agent's first look, so some of it has already happened
+        lead = NOISE_LEAD_S if self.noise != "none" else 0.0
+        backend, self._baseline = developed_incident(self.scenario, max(develop_s - lead, 0.0))
         # from here on, randomness is the episode's own
         backend.world.rng = np.random.default_rng([episode_seed, 2])
         backend.world.variant_seed = episode_seed % (2**31)
+        if lead:
+            rc = self.scenario.root_cause()
+            involved = tuple(c.split("/", 1)[-1] for c in (rc.component, *(rc.affected or ())))
+            schedule_noise(backend.world, self.scenario.app, self.noise, episode_seed, start=backend.now, horizon_s=NOISE_HORIZON_S, avoid=involved)
+            backend.advance(lead)
         self.backend = backend
         self._obs_cache = {}
         self._t0 = backend.now
@@ -267,6 +289,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             "oracles": grade.oracles,
             "risk": grade.risk,
             "root_cause": self.scenario.root_cause().as_dict(),
+            "split": self.split,
+            "noise": list(self.backend.world.noise_log),
             "variant": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.scenario.variant.items()},
         }
         return grade.reward

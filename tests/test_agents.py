@@ -117,7 +117,7 @@ def test_step_budget_ends_with_a_grade():
 
 
 def test_make_agent_known_and_unknown_names():
-    assert set(AGENTS) == {"reference", "random"}
+    assert set(AGENTS) == {"reference", "random", "runbook"}
     assert isinstance(make_agent("random", seed=7), RandomAgent)
     assert isinstance(make_agent("reference", seed=7), ReferenceAgent)
     with pytest.raises(ValueError, match="No agent named 'smart'.*random, reference"):

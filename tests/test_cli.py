@@ -37,7 +37,11 @@ def test_list_json_and_filters(capsys):
     assert code == 0 and [r["id"] for r in rows] == list(ENV_IDS)
     assert set(rows[0]) == {"id", "app", "layer", "family", "difficulty", "summary"}
     _, out, _ = _run(capsys, "list", "--format", "json", "--layer", "hardware")
-    assert [r["id"] for r in json.loads(out)] == ["SREGym/DiskSector-v0"]
+    hardware = [r["id"] for r in json.loads(out)]
+    assert "SREGym/DiskSector-v0" in hardware and "SREGym/MissingEnvVar-v0" not in hardware
+    assert all(r["layer"] == "hardware" for r in json.loads(out))
+    _, out, _ = _run(capsys, "list", "--format", "json", "--suite", "lite")
+    assert 15 <= len(json.loads(out)) <= 25
 
 
 def test_list_markdown(capsys):

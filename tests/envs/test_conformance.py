@@ -102,6 +102,19 @@ def test_wrong_fixes_fail(env_id: str, seed: int) -> None:
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_non_durable_fixes_fail_durability(env_id: str) -> None:
+    scenario = scenario_for(env_id, 0)
+    fixes = scenario.non_durable_fixes()
+    if not fixes:
+        pytest.skip("no repair of this fault can be made non-durably")
+    for name, commands in fixes.items():
+        reward, term, info, _ = play(env_id, 0, commands, scenario.root_cause().summary)
+        assert info["oracles"]["immediate"]["passed"], (name, info["oracles"]["immediate"])
+        assert not info["oracles"]["durability"]["passed"], (name, "survived the restart/reboot")
+        assert not info["is_success"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_same_seed_same_episode(env_id: str) -> None:
     scenario = scenario_for(env_id, 11)
     commands = ["kubectl get pods -A -o wide", f"kubectl get events -n {scenario.namespace}", *scenario.reference_solution()[:2]]
@@ -113,24 +126,24 @@ def test_same_seed_same_episode(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_brief_does_not_leak_the_cause(env_id: str) -> None:
-    for seed in SEEDS:
-        env = gym.make(env_id)
-        obs, _ = env.reset(seed=seed)
-        scenario = env.unwrapped.scenario
-        brief = obs["output"].lower()
-        rc = scenario.root_cause()
-        for word in rc.mechanism.lower().replace(":", " ").replace("(", " ").replace(")", " ").split():
-            if len(word) > 5 and word not in {"errors", "service"}:
-                assert word not in brief, f"brief leaks {word!r}"
-        assert rc.component.lower() not in brief
-        cls = type(scenario)
-        for text in (cls.summary, cls.description):
-            assert rc.component.lower() not in text.lower(), "the listing names the broken component"
-        if rc.component.startswith("node/"):
-            assert rc.component.split("/")[1] not in brief
-        for key in ("root_cause", "oracles", "variant"):
-            assert key not in _
+@pytest.mark.parametrize("seed", GRADED_SEEDS)
+def test_brief_does_not_leak_the_cause(env_id: str, seed: int) -> None:
+    env = gym.make(env_id)
+    obs, _ = env.reset(seed=seed)
+    scenario = env.unwrapped.scenario
+    brief = obs["output"].lower()
+    rc = scenario.root_cause()
+    for word in rc.mechanism.lower().replace(":", " ").replace("(", " ").replace(")", " ").split():
+        if len(word) > 5 and word not in {"errors", "service"}:
+            assert word not in brief, f"brief leaks {word!r}"
+    assert rc.component.lower() not in brief
+    cls = type(scenario)
+    for text in (cls.summary, cls.description):
+        assert rc.component.lower() not in text.lower(), "the listing names the broken component"
+    if rc.component.startswith("node/"):
+        assert rc.component.split("/")[1] not in brief
+    for key in ("root_cause", "oracles", "variant"):
+        assert key not in _
 
 
 HOSTILE = [

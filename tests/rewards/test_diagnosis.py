@@ -342,9 +342,10 @@ def test_mechanism_id_is_found_from_the_root_cause_alone(env_id: str) -> None:
 
 
 def test_unknown_mechanism_falls_back_to_its_words() -> None:
-    rc = RootCause("node/worker-1", "ns", "os", "clock drift", "the clock of worker-1 drifts", {"offset_s": 90}, ("deployment/a",))
+    # a mechanism no scenario describes (clock drift used to be one; it has a vocabulary now)
+    rc = RootCause("node/worker-1", "ns", "os", "solar interference", "solar interference on worker-1", {"offset_s": 90}, ("deployment/a",))
     ctx = DiagnosisContext("ns", ("a", "b"), ("worker-1",), ("deployment/a",), ("deployment/a",))
-    result = grade_diagnosis("worker-1 has clock drift of 90 seconds, so a fails", rc, ctx)
+    result = grade_diagnosis("worker-1 has solar interference of 90 seconds, so a fails", rc, ctx)
     got = answers(result)
     assert got["C1"] and got["C2"] and got["L1"] and result.details["mechanism_id"] == ""
 

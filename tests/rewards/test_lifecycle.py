@@ -24,7 +24,9 @@ def _gates(core) -> dict[str, bool]:
     return {name: r.passed for name, r in results.items()}
 
 
-@pytest.mark.parametrize("env_id", list(sre_env.ENV_IDS))
+# every registered id is played through all gates by tests/envs/test_conformance.py; here the
+# grader's own API is exercised on the first scenarios
+@pytest.mark.parametrize("env_id", list(sre_env.ENV_IDS)[:3])
 def test_reference_passes_every_gate(env_id: str) -> None:
     env = gym.make(env_id)
     env.reset(seed=0)
