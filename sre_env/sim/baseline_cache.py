@@ -27,8 +27,8 @@ from .world import World
 __all__ = ["healthy_world", "developed_incident", "WARMUP_S"]
 
 WARMUP_S = 900.0
-#: developed incidents kept per process (~0.45 MB each)
-DEVELOPED_CACHE_SIZE = 64
+#: developed incidents kept per process (~0.6 MB each; a training process cycling 4 scenarios keeps them all)
+DEVELOPED_CACHE_SIZE = 128
 _CACHE: dict[tuple[str, ClusterLayout], bytes] = {}
 _BASELINES: dict[tuple[str, ClusterLayout], object] = {}
 _REFERENCE: dict[tuple[str, ClusterLayout], World] = {}
