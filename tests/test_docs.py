@@ -47,3 +47,16 @@ def test_readme_has_exactly_two_quickstart_commands() -> None:
     assert len(commands) == 2
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci, ".ci/run must run the README's test command"
+
+
+def test_readme_example_runs() -> None:
+    """The README's Python example is real code: run it as written."""
+    import contextlib
+    import io
+
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("## Example", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(compile(example, "README.md", "exec"), {})
+    printed = out.getvalue()
+    assert "PAGE:" in printed and "'diagnosis':" in printed, "the example prints the brief and the grade"
