@@ -144,9 +144,10 @@ def test_brief_does_not_leak_the_cause(env_id: str, seed: int) -> None:
         assert rc.component.split("/")[1] not in brief
     for key in ("root_cause", "oracles", "variant"):
         assert key not in _
-    # the observation's telemetry is evidence, never the answer: no piece of the ground truth's sentence
+    # the observation's telemetry is evidence, never the answer: not the ground truth's sentence (its
+    # mechanism's words may appear — a Go binary really prints "missing required environment variable")
     observed = " ".join(str(obs[k]).lower() for k in ("output", "alerts", "logs", "traces"))
-    assert rc.summary[:48].lower() not in observed and rc.mechanism.lower() not in observed
+    assert rc.summary[:48].lower() not in observed
 
 
 HOSTILE = [
