@@ -97,6 +97,11 @@ def _escape(v: str) -> str:
     return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+#: lo index of a single-step range selection (read-only)
+_ZERO_INDEX = np.zeros(1, dtype=np.int64)
+_ZERO_INDEX.flags.writeable = False
+
+
 class LabelCache:
     """Memoised label-set operations, keyed by the identity of the input dicts.
 
@@ -109,6 +114,7 @@ class LabelCache:
 
     def __init__(self) -> None:
         self._drop: dict[int, tuple[Labels, Labels]] = {}
+        self._drop_lists: dict[int, tuple[list[Labels], list[Labels]]] = {}
         self._memo: dict[tuple, tuple[object, object]] = {}
 
     def drop_name(self, lab: Labels) -> Labels:
@@ -120,7 +126,15 @@ class LabelCache:
         return out
 
     def drop_names(self, labels: list[Labels]) -> list[Labels]:
-        return [self.drop_name(lab) for lab in labels]
+        # the same selection's label list comes back every evaluation: drop its names once
+        hit = self._drop_lists.get(id(labels))
+        if hit is not None and hit[0] is labels:
+            return hit[1]
+        out = [self.drop_name(lab) for lab in labels]
+        if len(self._drop_lists) > 4096:  # lists built per evaluation churn: keep the cache bounded
+            self._drop_lists.clear()
+        self._drop_lists[id(labels)] = (labels, out)
+        return out
 
     def memo(self, key: tuple, pin: object, fn):  # noqa: ANN001 - small internal helper
         """``fn()`` cached under ``key``, whose ids name objects ``pin`` keeps alive (so no id is reused)."""
@@ -257,9 +271,16 @@ class Evaluator:
         teff = self._eval_times(sel.at, sel.offset, ctx)
         rng = node.range_s
         times, block = self.tsdb.window(cols, float(teff.min()) - rng, float(teff.max()))
-        lo = np.searchsorted(times, teff - rng, side="right")
-        hi = np.searchsorted(times, teff, side="right")
+        if len(teff) == 1:
+            # the window is exactly this step's range: every row is inside it
+            lo, hi = _ZERO_INDEX, np.array([len(times)])
+        else:
+            lo = np.searchsorted(times, teff - rng, side="right")
+            hi = np.searchsorted(times, teff, side="right")
         if len(cols) and len(times):
+            total = block.sum()
+            if total == total:  # no NaN anywhere (the common case): every series has samples
+                return Matrix(self._col_labels(cols), times, block, lo, hi, teff - rng, teff, rng)
             keep = ~np.isnan(block).all(axis=0)
             if keep.all():
                 return Matrix(self._col_labels(cols), times, block, lo, hi, teff - rng, teff, rng)

@@ -183,8 +183,7 @@ def _extrapolated_dense(ev: "Evaluator", m: Matrix, blk: np.ndarray, times: np.n
         to_end = avg / 2
     start = np.full(blk.shape[1], to_start)
     if counter:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            zero = sampled * (first / result)
+        zero = sampled * (first / result)  # the Evaluator ignores floating-point warnings
         start = np.where((result > 0) & (first >= 0) & (zero < to_start), zero, start)
     factor = (sampled + start + to_end) / sampled
     if rate:

@@ -46,6 +46,8 @@ class Vector:
 
     def compact(self) -> "Vector":
         """Drop series that are absent at every step."""
+        if self.p.all():
+            return self
         keep = self.p.any(axis=0)
         if keep.all():
             return self

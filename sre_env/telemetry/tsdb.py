@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_right
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -96,7 +97,7 @@ class TSDB:
         self._labels: list[dict[str, str] | None] = []
         self._select_cache: dict[tuple, tuple[int, list[int], np.ndarray]] = {}
         self._regex: dict[str, re.Pattern] = {}
-        self._chrono: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._chrono: tuple[int, np.ndarray, np.ndarray, list[float]] | None = None
 
     @property
     def width(self) -> int:
@@ -201,19 +202,21 @@ class TSDB:
                 phys = np.arange(n)
             else:
                 phys = np.arange(self.rows - n, self.rows) % self.capacity
-            self._chrono = (self.rows, phys, self._times[phys])
+            times = self._times[phys]
+            self._chrono = (self.rows, phys, times, times.tolist())
         return self._chrono[1], self._chrono[2]
 
     def window(self, cols: np.ndarray, t_lo: float, t_hi: float) -> tuple[np.ndarray, np.ndarray]:
         """(times [R], values [R, len(cols)]) of the stored rows with t_lo < time <= t_hi."""
         phys, times = self._chrono_view()
-        lo = int(np.searchsorted(times, t_lo, side="right"))
-        hi = int(np.searchsorted(times, t_hi, side="right"))
+        as_list = self._chrono[3]  # type: ignore[index]
+        lo = bisect_right(as_list, t_lo)
+        hi = bisect_right(as_list, t_hi)
         if hi <= lo or len(cols) == 0:
             return times[lo:lo], np.empty((0, len(cols)), dtype=np.float64)
         p = phys[lo:hi]
         if p[-1] - p[0] == hi - lo - 1:  # contiguous in the ring
-            block = self._data[p[0] : p[-1] + 1][:, cols]
+            block = self._data[p[0] : p[-1] + 1].take(cols, axis=1)
         else:
             block = self._data[p[:, None], cols[None, :]]
         return times[lo:hi], block
