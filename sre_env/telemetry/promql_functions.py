@@ -171,7 +171,9 @@ def _extrapolated_dense(ev: "Evaluator", m: Matrix, blk: np.ndarray, times: np.n
     result = last - first
     if counter:
         prev = blk[:-1]
-        result = result + np.where(blk[1:] < prev, prev, 0.0).sum(axis=0)
+        resets = blk[1:] < prev
+        if resets.any():
+            result = result + np.where(resets, prev, 0.0).sum(axis=0)
     n = blk.shape[0]
     sampled = float(times[-1] - times[0])
     avg = sampled / (n - 1)
