@@ -40,6 +40,7 @@ from sre_env.sim.clock import iso
 from sre_env.sim.quantity import memory_bytes
 from sre_env.sim.tls import b64, pem_certificate
 
+from .app_common import callers_of
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 
@@ -53,7 +54,7 @@ _DATABASES = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
 def _callers(app: Any, service: str) -> tuple[str, ...]:
-    return tuple(sorted(c.name for c in app.components if any(d.service == service for d in c.dependencies)))
+    return tuple(callers_of(app, service))
 
 
 class _RestartBlocked(Scenario):

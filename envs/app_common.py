@@ -7,25 +7,23 @@ are the same, so the checks live here once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sre_env.rewards.base import Check
-
 from sre_env.sim.apps.base import AppSpec
+from sre_env.sim.network import resolve_route
+
+from .pods_common import live_pods
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["COLLECTION", "DB_CLIENTS", "DB_NAME", "callers_of", "live_pods", "pods_serving"]
+__all__ = ["COLLECTION", "DB_CLIENTS", "DB_NAME", "address_check", "callers_fail", "callers_of", "live_pods", "misrouted_pods", "pods_serving"]
 
 #: hotel-reservation services whose MongoDB runs with --auth, and what they read per request
 DB_CLIENTS = ("rate", "profile", "reservation")
 DB_NAME = {"rate": "rate-db", "profile": "profile-db", "reservation": "reservation-db"}
 COLLECTION = {"rate": "inventory", "profile": "hotels", "reservation": "reservation"}
-
-
-def live_pods(backend: "SimBackend", namespace: str, service: str) -> list[dict[str, Any]]:
-    return [p for p in backend.api.list("Pod", namespace, f"io.kompose.service={service}") if not p["metadata"].get("deletionTimestamp")]
 
 
 def pods_serving(backend: "SimBackend", namespace: str, service: str, name: str = "serving") -> Check:
@@ -43,5 +41,38 @@ def pods_serving(backend: "SimBackend", namespace: str, service: str, name: str 
     return Check(name, not bad, f"not serving: {', '.join(bad)}" if bad else f"every {service} pod serves")
 
 
+def misrouted_pods(
+    backend: "SimBackend", app: AppSpec, selector: str, container: str, var: str, dependency: str, port: int, *, exact_port: bool = True, unset: str | None = ""
+) -> tuple[int, list[str]]:
+    """The live pods ``selector`` picks, and ``<pod>: VAR='value'`` for each whose ``var`` does not reach ``dependency``.
+
+    Reads the environment the running processes got, resolved the way they dial
+    it; with ``exact_port`` the route must also end on ``port``. ``unset`` is the
+    value reported for a pod without the variable.
+    """
+    world = backend.world
+    pods = [p for p in backend.api.list("Pod", app.namespace, selector) if not p["metadata"].get("deletionTimestamp")]
+    bad = []
+    for pod in pods:
+        value = world.pod_env(pod["metadata"]["uid"], container).get(var, unset)
+        route = resolve_route(world, app.namespace, value, port) if value else None
+        if route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dependency or (exact_port and not route.target.endswith(f":{port}")):
+            bad.append(f"{pod['metadata']['name']}: {var}={value!r}")
+    return len(pods), bad
+
+
+def address_check(backend: "SimBackend", app: AppSpec, selector: str, service: str, container: str, var: str, dependency: str, port: int) -> Check:
+    """``address_correct``: every running pod of ``service`` (``selector``) dials ``dependency:port`` through ``var``."""
+    n, bad = misrouted_pods(backend, app, selector, container, var, dependency, port)
+    detail = "; ".join(bad) if bad else (f"every {service} pod dials {dependency}:{port}" if n else f"no pod of {service}")
+    return Check("address_correct", bool(n) and not bad, detail)
+
+
+def callers_fail(callers: "tuple[str, ...] | list[str]") -> str:
+    """``a fails on it.`` / ``a, b fail on it.``: what a broken dependency does to its callers, for ground truths."""
+    return f"{', '.join(callers)} {'fails' if len(callers) == 1 else 'fail'} on it."
+
+
 def callers_of(app: AppSpec, service: str) -> list[str]:
+    """The components that depend on ``service`` (its clients in the app's manifest), sorted."""
     return sorted(c.name for c in app.components if any(d.service == service for d in c.dependencies))

@@ -19,15 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sre_env.faults.app_config import SetContainerEnv
 from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network import resolve_route
 
-from .app_common import DB_CLIENTS, DB_NAME, live_pods, pods_serving
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
+from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
+from .base import RootCause
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -47,7 +45,7 @@ def _affected(app: Any, service: str, wrong: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-class _EnvValueScenario(Scenario):
+class _EnvValueScenario(ServiceFault):
     """A pod-template env value is wrong; the fix is the right value in the Deployment."""
 
     layer = "application"
@@ -55,9 +53,6 @@ class _EnvValueScenario(Scenario):
     def inject(self, backend: "SimBackend") -> None:
         v = self.variant
         SetContainerEnv(self.namespace, v["service"], v["container"], v["var"], v["wrong"], v["value"]).inject(backend)
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def _dependency(self) -> Any:
         v = self.variant
@@ -74,33 +69,14 @@ class _EnvValueScenario(Scenario):
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        v = self.variant
-        ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "restart_dependency": [f"kubectl rollout restart deployment/{self._dependency().service} -n {ns}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return self.service_wrong_fixes(restart_dependency=[f"kubectl rollout restart deployment/{self._dependency().service} -n {self.namespace}"])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """Every running pod sees the variable with a value that reaches the right dependency."""
         v = self.variant
         dep = self._dependency()
-        world = backend.world
-        pods = live_pods(backend, self.namespace, v["service"])
-        bad = []
-        for pod in pods:
-            value = world.pod_env(pod["metadata"]["uid"], v["container"]).get(v["var"], "")
-            route = resolve_route(world, self.namespace, value, dep.port) if value else None
-            if route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dep.service or not route.target.endswith(f":{dep.port}"):
-                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
-        ok = bool(pods) and not bad
         return [
-            Check("address_correct", ok, "; ".join(bad) if bad else (f"every {v['service']} pod dials {dep.service}:{dep.port}" if pods else f"no pod of {v['service']}")),
+            address_check(backend, self.app, self.pod_selector(v["service"]), v["service"], v["container"], v["var"], dep.service, dep.port),
             pods_serving(backend, self.namespace, v["service"]),
         ]
 
@@ -145,17 +121,12 @@ class MisconfiguredEnv(_EnvValueScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="misconfigured dependency address in env",
-            summary=(
-                f"A config push set the env var {v['var']} of deployment/{v['service']} to the wrong host {v['wrong']} "
-                f"instead of {v['value']}, so its pods cannot open their database session at start-up and crash-loop; "
-                f"deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "container": v["container"], "mechanism_id": "misconfigured_env"},
+        return self.service_cause(
+            "misconfigured dependency address in env",
+            f"A config push set the env var {v['var']} of deployment/{v['service']} to the wrong host {v['wrong']} "
+            f"instead of {v['value']}, so its pods cannot open their database session at start-up and crash-loop; "
+            f"deployment/{self.app.entrypoint} returns errors. ",
+            {"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "container": v["container"], "mechanism_id": "misconfigured_env"},
             affected=_affected(self.app, v["service"], v["wrong"]),
         )
 
@@ -196,22 +167,16 @@ class IncorrectPortAssignment(_EnvValueScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="caller address env points at the wrong port",
-            summary=(
-                f"The env var {v['var']} of deployment/{v['service']} was set to {v['wrong']}: the wrong port {v['wrong_port']} "
-                f"instead of {v['port']}, so its pods cannot connect at start-up and crash-loop; deployment/{self.app.entrypoint} returns errors. "
-                + impact(self.app, v["service"])
-            ),
-            details={"variable": v["var"], "wrong_value": v["wrong"], "wrong_port": v["wrong_port"], "expected_port": v["port"], "expected_value": v["value"], "mechanism_id": "wrong_port_env"},
+        return self.service_cause(
+            "caller address env points at the wrong port",
+            f"The env var {v['var']} of deployment/{v['service']} was set to {v['wrong']}: the wrong port {v['wrong_port']} "
+            f"instead of {v['port']}, so its pods cannot connect at start-up and crash-loop; deployment/{self.app.entrypoint} returns errors. ",
+            {"variable": v["var"], "wrong_value": v["wrong"], "wrong_port": v["wrong_port"], "expected_port": v["port"], "expected_value": v["value"], "mechanism_id": "wrong_port_env"},
             affected=_affected(self.app, v["service"], v["wrong"]),
         )
 
 
-class EnvVarShadowing(Scenario):
+class EnvVarShadowing(ServiceFault):
     family = "EnvVarShadowing"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -252,22 +217,13 @@ class EnvVarShadowing(Scenario):
     def root_cause(self) -> RootCause:
         v = self.variant
         what = "database name" if v["var"] == "MONGO_DATABASE" else "authentication database"
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="env entry shadows the envFrom ConfigMap value",
-            summary=(
-                f"deployment/{v['service']} got an explicit env entry {v['var']}={v['wrong']} that overrides (shadows) the {what} "
-                f"{v['value']} its container reads from ConfigMap {v['configmap']} via envFrom; its database refuses the session at start-up, "
-                f"the pods crash-loop and deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "configmap": v["configmap"], "mechanism_id": "env_shadowing"},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "env entry shadows the envFrom ConfigMap value",
+            f"deployment/{v['service']} got an explicit env entry {v['var']}={v['wrong']} that overrides (shadows) the {what} "
+            f"{v['value']} its container reads from ConfigMap {v['configmap']} via envFrom; its database refuses the session at start-up, "
+            f"the pods crash-loop and deployment/{self.app.entrypoint} returns errors. ",
+            {"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "configmap": v["configmap"], "mechanism_id": "env_shadowing"},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -282,19 +238,13 @@ class EnvVarShadowing(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "restart_database": [f"kubectl rollout restart deployment/mongodb-{v['service']} -n {ns}"],
-            "edit_configmap": [
+        return self.service_wrong_fixes(
+            restart_database=[f"kubectl rollout restart deployment/mongodb-{v['service']} -n {ns}"],
+            edit_configmap=[
                 f"kubectl patch configmap {v['configmap']} -n {ns} --type=merge -p '{{\"data\":{{\"{v['var']}\":\"{v['value']}\"}}}}'",
                 f"kubectl rollout restart deployment/{v['service']} -n {ns}",
             ],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant

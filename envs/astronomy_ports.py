@@ -21,14 +21,13 @@ import numpy as np
 
 from sre_env.faults.app_config import SetContainerEnv
 from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
 from sre_env.sim.apps.astronomy_shop import ASTRONOMY_SHOP
-from sre_env.sim.network import resolve_route
 
+from .app_common import address_check
 from .app_env import IncorrectPortAssignment, MisconfiguredEnv
+from .base import RootCause
 from .missing_env_var import MissingEnvVar
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -37,6 +36,9 @@ __all__ = ["AstronomyIncorrectPort", "AstronomyMisconfiguredEnv", "AstronomyMiss
 
 #: the port each service listened on in the demo's 1.x manifests
 _OLD_PORTS = {"cart": 7070, "currency": 7001, "payment": 50051, "product-catalog": 3550, "shipping": 50050, "ad": 9555, "checkout": 5050, "recommendation": 9001, "quote": 8090}
+#: the label the astronomy shop's selectors use (its AppSpec keeps the default ``label_key``)
+OTEL_LABEL = "opentelemetry.io/name"
+
 #: (caller, env var) whose dependency is on a request path and critical
 _EDGES = (
     ("checkout", "CART_ADDR"), ("checkout", "CURRENCY_ADDR"), ("checkout", "PAYMENT_ADDR"), ("checkout", "PRODUCT_CATALOG_ADDR"), ("checkout", "SHIPPING_ADDR"),
@@ -45,9 +47,10 @@ _EDGES = (
 )
 
 
-class AstronomyIncorrectPort(Scenario):
+class AstronomyIncorrectPort(ServiceFault):
     family = "IncorrectPortAssignment"
     app = ASTRONOMY_SHOP
+    component_label = OTEL_LABEL
     layer = "application"
     difficulty = "medium"
     mechanism = IncorrectPortAssignment.mechanism
@@ -75,23 +78,19 @@ class AstronomyIncorrectPort(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="caller address env points at the wrong port",
-            summary=(
-                f"The env var {v['var']} of deployment/{v['service']} was set to {v['wrong']}: the wrong port {v['wrong_port']} (the 1.x port) "
-                f"instead of {v['port']}. Service {v['dependency']} has no port {v['wrong_port']}, so every call from {v['service']} to "
-                f"{v['dependency']} fails with an i/o timeout, and deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"variable": v["var"], "wrong_value": v["wrong"], "wrong_port": v["wrong_port"], "expected_port": v["port"], "expected_value": v["value"], "mechanism_id": "wrong_port_env"},
-            # the dependency is named by the wrong address: it is where the calls go, not a bystander
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}", f"deployment/{v['dependency']}"))),
+        return self.service_cause(
+            "caller address env points at the wrong port",
+            f"The env var {v['var']} of deployment/{v['service']} was set to {v['wrong']}: the wrong port {v['wrong_port']} (the 1.x port) "
+            f"instead of {v['port']}. Service {v['dependency']} has no port {v['wrong_port']}, so every call from {v['service']} to "
+            f"{v['dependency']} fails with an i/o timeout, and deployment/{self.app.entrypoint} returns errors. ",
+            {"variable": v["var"], "wrong_value": v["wrong"], "wrong_port": v["wrong_port"], "expected_port": v["port"], "expected_value": v["value"], "mechanism_id": "wrong_port_env"},
+            affected=self._with_dependency(),
         )
 
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
+    def _with_dependency(self) -> tuple[str, ...]:
+        # the dependency is named by the wrong address: it is where the calls go, not a bystander
+        v = self.variant
+        return tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}", f"deployment/{v['dependency']}")))
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -106,29 +105,14 @@ class AstronomyIncorrectPort(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l opentelemetry.io/name={v['service']}"],
-            "restart_dependency": [f"kubectl rollout restart deployment/{v['dependency']} -n {ns}"],
-            "scale_up_dependency": [f"kubectl scale deployment/{v['dependency']} -n {ns} --replicas=3"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return self.service_wrong_fixes(
+            restart_dependency=[f"kubectl rollout restart deployment/{v['dependency']} -n {ns}"],
+            scale_up_dependency=[f"kubectl scale deployment/{v['dependency']} -n {ns} --replicas=3"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
-        pods = [p for p in backend.api.list("Pod", self.namespace, f"opentelemetry.io/name={v['service']}") if not p["metadata"].get("deletionTimestamp")]
-        bad = []
-        for pod in pods:
-            value = world.pod_env(pod["metadata"]["uid"], v["container"]).get(v["var"], "")
-            route = resolve_route(world, self.namespace, value, v["port"]) if value else None
-            if route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != v["dependency"] or not route.target.endswith(f":{v['port']}"):
-                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
-        ok = bool(pods) and not bad
-        return [Check("address_correct", ok, "; ".join(bad) if bad else (f"every {v['service']} pod dials {v['dependency']}:{v['port']}" if pods else f"no pod of {v['service']}"))]
+        return [address_check(backend, self.app, self.pod_selector(v["service"]), v["service"], v["container"], v["var"], v["dependency"], v["port"])]
 
 
 class AstronomyMisconfiguredEnv(AstronomyIncorrectPort):
@@ -150,18 +134,13 @@ class AstronomyMisconfiguredEnv(AstronomyIncorrectPort):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="misconfigured dependency address in env",
-            summary=(
-                f"A config push set the env var {v['var']} of deployment/{v['service']} to the wrong host {v['wrong']} instead of {v['value']}; "
-                f"the name does not resolve in cluster DNS, so every call from {v['service']} to {v['dependency']} fails and "
-                f"deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "container": v["container"], "mechanism_id": "misconfigured_env"},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}", f"deployment/{v['dependency']}"))),
+        return self.service_cause(
+            "misconfigured dependency address in env",
+            f"A config push set the env var {v['var']} of deployment/{v['service']} to the wrong host {v['wrong']} instead of {v['value']}; "
+            f"the name does not resolve in cluster DNS, so every call from {v['service']} to {v['dependency']} fails and "
+            f"deployment/{self.app.entrypoint} returns errors. ",
+            {"variable": v["var"], "wrong_value": v["wrong"], "expected_value": v["value"], "container": v["container"], "mechanism_id": "misconfigured_env"},
+            affected=self._with_dependency(),
         )
 
 
@@ -173,6 +152,7 @@ class AstronomyMissingEnvVar(MissingEnvVar):
     """MissingEnvVar on the astronomy shop: checkout's Go ``mustMapEnv`` panics, the .NET cart throws at start."""
 
     app = ASTRONOMY_SHOP
+    component_label = OTEL_LABEL
     summary = "Part of the astronomy shop stopped working after a configuration change."
     description = (
         "Right after a routine configuration push, one part of the astronomy shop fails for every user while "
@@ -188,23 +168,4 @@ class AstronomyMissingEnvVar(MissingEnvVar):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l opentelemetry.io/name={v['service']}"],
-            "wrong_value": [f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}=localhost:8080"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        world = backend.world
-        dep = next(d for d in self.app.component(v["service"]).dependencies if d.address_env == v["var"])
-        pods = [p for p in backend.api.list("Pod", self.namespace, f"opentelemetry.io/name={v['service']}") if not p["metadata"].get("deletionTimestamp")]
-        bad = []
-        for pod in pods:
-            value = world.pod_env(pod["metadata"]["uid"], v["container"]).get(v["var"])
-            route = resolve_route(world, self.namespace, value or "", dep.port) if value else None
-            if not value or route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dep.service:
-                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
-        ok = bool(pods) and not bad
-        return [Check("variable_restored", ok, "; ".join(bad) if bad else (f"every {v['service']} pod has {v['var']} reaching {dep.service}:{dep.port}" if pods else f"no pod of {v['service']} is running"))]
+        return self.service_wrong_fixes(wrong_value=[f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}=localhost:8080"])

@@ -110,6 +110,8 @@ class Scenario(ABC):
     mechanism: ClassVar[Mechanism | None] = None
     #: seconds of cluster time the incident develops before the agent's first look
     develop_s: ClassVar[float] = 180.0
+    #: the pod label whose value names a component, where it is not the app's ``label_key``
+    component_label: ClassVar[str | None] = None
 
     #: the fraction of a scenario's targets held out for testing generalisation
     heldout_share: ClassVar[float] = 0.25
@@ -242,9 +244,13 @@ class Scenario(ABC):
         ns = self.namespace
         return {
             "rollout_restart": [f"kubectl rollout restart deployment/{workload} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l {self.app.label_key}={workload}"],
+            "delete_pods": [f"kubectl delete pod -n {ns} -l {self.pod_selector(workload)}"],
             "scale_to_zero": [f"kubectl scale deployment/{workload} -n {ns} --replicas=0"],
         }
+
+    def pod_selector(self, component: str) -> str:
+        """The ``-l`` selector of a component's pods (``io.kompose.service=geo``, ``service=text-service``)."""
+        return f"{self.component_label or self.app.label_key}={component}"
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """Scenario-specific checks that the cause itself is gone (run on the graded fork)."""

@@ -12,26 +12,11 @@ from __future__ import annotations
 from sre_env.sim.apps.social_network import SOCIAL_NETWORK
 
 from .base import Scenario
+from .sched_common import SOCIAL_SERVICES, SOCIAL_STORES
 from .sched_objects import MissingService, ScalePodZero, WrongServiceSelector
 from .sched_placement import AntiAffinityDeadlock, NonExistentNode, TaintNoToleration
 from .sched_resources import HPAWithoutRequests, LimitTooSmall, NamespaceQuota, PriorityPreemption, RequestTooLarge
 
-#: social-network services on a request path of the wrk2 mix
-_SN_SERVICES = (
-    "nginx-thrift",
-    "compose-post-service",
-    "home-timeline-service",
-    "user-timeline-service",
-    "post-storage-service",
-    "social-graph-service",
-    "text-service",
-    "user-service",
-    "url-shorten-service",
-    "user-mention-service",
-    "unique-id-service",
-    "media-service",
-)
-_SN_STORES = ("home-timeline-redis", "post-storage-mongodb")
 _SN = "the social network"
 
 SCENARIOS: dict[str, type[Scenario]] = {
@@ -48,7 +33,7 @@ SCENARIOS: dict[str, type[Scenario]] = {
     "HPAWithoutRequests": HPAWithoutRequests,
     "WrongServiceSelector-SocialNetwork": WrongServiceSelector.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="Part of the social network fails although every pod is running.",
         description=(
             f"Since an infrastructure change this morning, part of {_SN} (posting, timelines or profiles) fails for everyone "
@@ -57,19 +42,19 @@ SCENARIOS: dict[str, type[Scenario]] = {
     ),
     "MissingService-SocialNetwork": MissingService.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES + _SN_STORES,
+        targets=SOCIAL_SERVICES + SOCIAL_STORES,
         summary="Part of the social network fails right after a cluster clean-up.",
         description=f"After an automated clean-up job ran against the cluster, part of {_SN} fails for every user. All pods are Running and Ready, and nothing was deployed.",
     ),
     "ScalePodZero-SocialNetwork": ScalePodZero.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES + _SN_STORES,
+        targets=SOCIAL_SERVICES + SOCIAL_STORES,
         summary="Part of the social network stopped answering after a capacity change.",
         description=f"Shortly after someone ran a capacity clean-up on the cluster, part of {_SN} fails for every user. No pod is crash-looping and no alert fired about nodes.",
     ),
     "NonExistentNode-SocialNetwork": NonExistentNode.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="Part of the social network is down after a service was redeployed.",
         description=(
             f"A platform engineer re-applied one {_SN} service from an updated manifest to move it onto dedicated hardware. "
@@ -78,7 +63,7 @@ SCENARIOS: dict[str, type[Scenario]] = {
     ),
     "RequestTooLarge-SocialNetwork": RequestTooLarge.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="Part of the social network is down after a service was given more resources.",
         description=(
             f"To give a {_SN} service 'more headroom' before a launch, an engineer raised its resources and re-applied it. "
@@ -87,7 +72,7 @@ SCENARIOS: dict[str, type[Scenario]] = {
     ),
     "AntiAffinityDeadlock-SocialNetwork": AntiAffinityDeadlock.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="One social-network feature is down after a placement policy change.",
         description=(
             f"To keep a latency-sensitive {_SN} service away from noisy neighbours, the platform team re-applied it with a "
@@ -96,7 +81,7 @@ SCENARIOS: dict[str, type[Scenario]] = {
     ),
     "NamespaceQuota-SocialNetwork": NamespaceQuota.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="One social-network service has no pods after a routine redeploy.",
         description=(
             "The FinOps team rolled out cost guardrails to the application namespaces this week. Today a routine redeploy "
@@ -106,7 +91,7 @@ SCENARIOS: dict[str, type[Scenario]] = {
     ),
     "LimitTooSmall-SocialNetwork": LimitTooSmall.for_app(
         SOCIAL_NETWORK,
-        targets=_SN_SERVICES,
+        targets=SOCIAL_SERVICES,
         summary="A social-network service restarts in a loop after a resource policy change.",
         description=(
             f"After a cost-saving change tightened resource settings on a {_SN} service, part of the site fails for every user "

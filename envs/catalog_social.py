@@ -12,30 +12,14 @@ from sre_env.sim.apps.social_network import SOCIAL_NETWORK
 from .base import Scenario
 from .cache_memory import CacheMemoryExhausted
 from .edge_filter import EdgeFilterCpu
+from .sched_common import SOCIAL_SERVICES, SOCIAL_STORES
 from .target_port import TargetPortMisconfig
 from .traffic_policy import InternalTrafficPolicyLocal
 
-#: Services on a request path of the wrk2 mix (media-frontend and jaeger are not)
-_SN_TARGETS = (
-    "nginx-thrift",
-    "compose-post-service",
-    "home-timeline-service",
-    "user-timeline-service",
-    "post-storage-service",
-    "social-graph-service",
-    "text-service",
-    "user-service",
-    "url-shorten-service",
-    "user-mention-service",
-    "unique-id-service",
-    "media-service",
-    "home-timeline-redis",
-    "post-storage-mongodb",
-)
 
 TargetPortMisconfigSocialNetwork = TargetPortMisconfig.for_app(
     SOCIAL_NETWORK,
-    targets=_SN_TARGETS,
+    targets=SOCIAL_SERVICES + SOCIAL_STORES,
     summary="Part of the social network fails although every pod is running.",
     description=(
         "Users of the social network get errors on some actions (posting, reading timelines) although every "

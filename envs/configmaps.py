@@ -30,8 +30,8 @@ from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import DB_CLIENTS, live_pods, pods_serving
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
+from .base import RootCause
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -43,12 +43,9 @@ def _baseline_data(app: Any, name: str) -> dict[str, str]:
     return dict(next(data for cm, data in app.config_maps if cm == name))
 
 
-class _ConfigMapScenario(Scenario):
+class _ConfigMapScenario(ServiceFault):
     app = HOTEL_RESERVATION
     layer = "application"
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def extra_components(self) -> tuple[str, ...]:
         """The ConfigMap is a component a diagnosis can name (it is not one of the app's workloads)."""
@@ -111,18 +108,12 @@ class ConfigMapDrift(_ConfigMapScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
+        return self.service_cause(
+            "configmap value drifted",
+            f"In ConfigMap {v['configmap']} the key {v['key']} drifted to {v['wrong']} (intended {v['value']}); deployment/{v['service']} "
+            f"reads it through envFrom, and since its restart the database refuses the pods' session, they crash-loop and deployment/{self.app.entrypoint} returns errors. ",
+            {"configmap": v["configmap"], "key": v["key"], "wrong_value": v["wrong"], "expected_value": v["value"], "mechanism_id": "configmap_drift"},
             component=f"configmap/{v['configmap']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="configmap value drifted",
-            summary=(
-                f"In ConfigMap {v['configmap']} the key {v['key']} drifted to {v['wrong']} (intended {v['value']}); deployment/{v['service']} "
-                f"reads it through envFrom, and since its restart the database refuses the pods' session, they crash-loop and deployment/{self.app.entrypoint} returns errors. "
-                + impact(self.app, v["service"])
-            ),
-            details={"configmap": v["configmap"], "key": v["key"], "wrong_value": v["wrong"], "expected_value": v["value"], "mechanism_id": "configmap_drift"},
-            affected=tuple(dict.fromkeys((f"configmap/{v['configmap']}", f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
         )
 
     def reference_solution(self) -> list[str]:
@@ -138,13 +129,10 @@ class ConfigMapDrift(_ConfigMapScenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [self._roll()],
-            "rollout_undo": [f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "restart_database": [f"kubectl rollout restart deployment/mongodb-{v['service']} -n {ns}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(
+            rollout_undo=[f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
+            restart_database=[f"kubectl rollout restart deployment/mongodb-{v['service']} -n {ns}"],
+        )
 
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("ConfigMap", self.namespace, self.variant["configmap"], "modified"), AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
@@ -193,18 +181,13 @@ class MissingConfigMap(_ConfigMapScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
+        return self.service_cause(
+            "referenced configmap deleted",
+            f"ConfigMap {v['configmap']}, which deployment/{v['service']} references through envFrom, was deleted; after its pods "
+            f"were recreated the kubelet cannot build their environment (CreateContainerConfigError: configmap \"{v['configmap']}\" not found), "
+            f"so {v['service']} has no running pod and deployment/{self.app.entrypoint} returns errors. ",
+            {"configmap": v["configmap"], "mechanism_id": "missing_configmap"},
             component=f"configmap/{v['configmap']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="referenced configmap deleted",
-            summary=(
-                f"ConfigMap {v['configmap']}, which deployment/{v['service']} references through envFrom, was deleted; after its pods "
-                f"were recreated the kubelet cannot build their environment (CreateContainerConfigError: configmap \"{v['configmap']}\" not found), "
-                f"so {v['service']} has no running pod and deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"configmap": v["configmap"], "mechanism_id": "missing_configmap"},
-            affected=tuple(dict.fromkeys((f"configmap/{v['configmap']}", f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
         )
 
     def reference_solution(self) -> list[str]:
@@ -221,13 +204,10 @@ class MissingConfigMap(_ConfigMapScenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [self._roll()],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "empty_configmap": [f"kubectl create configmap {v['configmap']} -n {ns}"],
-            "drop_envfrom": [f"kubectl patch deployment {v['service']} -n {ns} --type=json -p '[{{\"op\": \"remove\", \"path\": \"/spec/template/spec/containers/0/envFrom\"}}]'"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(
+            empty_configmap=[f"kubectl create configmap {v['configmap']} -n {ns}"],
+            drop_envfrom=[f"kubectl patch deployment {v['service']} -n {ns} --type=json -p '[{{\"op\": \"remove\", \"path\": \"/spec/template/spec/containers/0/envFrom\"}}]'"],
+        )
 
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("ConfigMap", self.namespace, self.variant["configmap"], "created")]

@@ -20,8 +20,8 @@ from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
+from .base import RootCause
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -29,10 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["CfsThrottling"]
 
 
-class CfsThrottling(Scenario):
+class CfsThrottling(ServiceFault):
     family = "CfsThrottling"
     app = HOTEL_RESERVATION
     layer = "os"
+    intermittent = True
+    #: the repair restores the CPU limit and request the Deployment had
+    repaired_kind = None
     difficulty = "medium"
     summary = "One hotel-reservation feature became slow and times out since a resource clean-up."
     description = (
@@ -86,22 +89,12 @@ class CfsThrottling(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="CPU throttling: the CFS quota (CPU limit) is far below the work",
-            summary=(
-                f"deployment/{v['service']} (container {v['container']}) has a CPU limit of {v['limit']} (limit {v['limit']}), about a third of the "
-                f"~{v['need_m']}m its traffic needs, so the CFS quota throttles it: requests queue, latency climbs and calls time out. "
-                + impact(self.app, v["service"])
-            ),
-            details={"limit": v["limit"], "container": v["container"], "resource": "cpu"},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "CPU throttling: the CFS quota (CPU limit) is far below the work",
+            f"deployment/{v['service']} (container {v['container']}) has a CPU limit of {v['limit']} (limit {v['limit']}), about a third of the "
+            f"~{v['need_m']}m its traffic needs, so the CFS quota throttles it: requests queue, latency climbs and calls time out. ",
+            {"limit": v["limit"], "container": v["container"], "resource": "cpu"},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant

@@ -29,6 +29,7 @@ from sre_env.sim.diskfill import usage, writers_into
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
+from .node_isolation import node_cause
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -181,19 +182,15 @@ class DiskFull(_CronFill):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="root disk full: a forgotten packet-capture cron job filled it",
-            summary=(
-                f"A cron job ({self._cron_path()}) on {v['node']} runs tcpdump every minute and writes a multi-GB pcap into {self.directory}; "
-                f"nobody removed it, and the captures filled the node's root disk. The kubelet reports DiskPressure, the node is tainted "
-                f"and the kubelet evicts its pods; deployment/{', deployment/'.join(v['pinned'])} cannot move off the node (local volumes) "
-                f"and stay Pending, so {', '.join(v['callers'])} fail. " + impact(self.app, v["database"])
-            ),
-            details={"node": v["node"], "directory": self.directory, "cron_file": self._cron_path()},
-            affected=self._affected(),
+        return node_cause(
+            self,
+            "root disk full: a forgotten packet-capture cron job filled it",
+            f"A cron job ({self._cron_path()}) on {v['node']} runs tcpdump every minute and writes a multi-GB pcap into {self.directory}; "
+            f"nobody removed it, and the captures filled the node's root disk. The kubelet reports DiskPressure, the node is tainted "
+            f"and the kubelet evicts its pods; deployment/{', deployment/'.join(v['pinned'])} cannot move off the node (local volumes) "
+            f"and stay Pending, so {', '.join(v['callers'])} fail. " + impact(self.app, v["database"]),
+            {"directory": self.directory, "cron_file": self._cron_path()},
+            self._affected(),
         )
 
 
@@ -234,18 +231,14 @@ class InodeExhaustion(_CronFill):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="inode exhaustion: a cron job leaves millions of small files",
-            summary=(
-                f"A cron job ({self._cron_path()}) on {v['node']} splits the journal into one file per line in {self.directory} every minute, "
-                f"and the agent that used to collect them is gone; millions of tiny files used up the root file system's inodes while "
-                f"space is still free. The kubelet reports DiskPressure (inodes), the node is tainted and the kubelet evicts its pods; "
-                f"deployment/{', deployment/'.join(v['pinned'])} cannot move off the node (local volumes) and stay Pending, so "
-                f"{', '.join(v['callers'])} fail. " + impact(self.app, v["database"])
-            ),
-            details={"node": v["node"], "directory": self.directory, "cron_file": self._cron_path()},
-            affected=self._affected(),
+        return node_cause(
+            self,
+            "inode exhaustion: a cron job leaves millions of small files",
+            f"A cron job ({self._cron_path()}) on {v['node']} splits the journal into one file per line in {self.directory} every minute, "
+            f"and the agent that used to collect them is gone; millions of tiny files used up the root file system's inodes while "
+            f"space is still free. The kubelet reports DiskPressure (inodes), the node is tainted and the kubelet evicts its pods; "
+            f"deployment/{', deployment/'.join(v['pinned'])} cannot move off the node (local volumes) and stay Pending, so "
+            f"{', '.join(v['callers'])} fail. " + impact(self.app, v["database"]),
+            {"directory": self.directory, "cron_file": self._cron_path()},
+            self._affected(),
         )

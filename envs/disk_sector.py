@@ -19,8 +19,10 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
+from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario
 from .briefs import affected_requests, user_report
+from .node_isolation import node_cause
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -75,7 +77,7 @@ class DiskSector(Scenario):
             "device": device,
             "sectors": sectors,
             "fraction": float(rng.choice((0.02, 0.04, 0.08))),
-            "callers": tuple(sorted(c.name for c in self.app.components if any(d.service == db for d in c.dependencies))),
+            "callers": tuple(callers_of(self.app, db)),
         }
 
     def inject(self, backend: "SimBackend") -> None:
@@ -84,18 +86,14 @@ class DiskSector(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="latent sector errors: disk reads fail with I/O errors (EIO)",
-            summary=(
-                f"Latent sector errors on /dev/{v['device']} of {v['node']}: reads of a few sectors fail with EIO. "
-                f"{v['database']} keeps its data there (local volume), so WiredTiger hits read errors and mongod aborts "
-                f"in a loop; {', '.join(v['callers'])} {'fails' if len(v['callers']) == 1 else 'fail'} on it."
-            ),
-            details={"node": v["node"], "device": f"/dev/{v['device']}", "sectors": list(v["sectors"]), "database": v["database"], "pvc": v["pvc"]},
-            affected=tuple([f"deployment/{v['database']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return node_cause(
+            self,
+            "latent sector errors: disk reads fail with I/O errors (EIO)",
+            f"Latent sector errors on /dev/{v['device']} of {v['node']}: reads of a few sectors fail with EIO. "
+            f"{v['database']} keeps its data there (local volume), so WiredTiger hits read errors and mongod aborts "
+            f"in a loop; " + callers_fail(v["callers"]),
+            {"device": f"/dev/{v['device']}", "sectors": list(v["sectors"]), "database": v["database"], "pvc": v["pvc"]},
+            (f"deployment/{v['database']}", *(f"deployment/{c}" for c in v["callers"])),
         )
 
     def brief(self) -> str:

@@ -28,6 +28,7 @@ from sre_env.sim.quantity import CPU_MS_PER_REQUEST_MS
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -308,7 +309,7 @@ class CacheRestart:
                 world.delete_pod(pod)
 
 
-class GcDegradation(Scenario):
+class GcDegradation(ServiceFault):
     """A Go service with a tight ``GOMEMLIMIT`` falls into a GC death spiral under a burst.
 
     Queued requests are live heap; near the soft limit the Go runtime collects
@@ -377,18 +378,13 @@ class GcDegradation(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
+        return self.service_cause(
+            "GC death spiral: the heap is pinned at GOMEMLIMIT and garbage collection eats the CPU",
+            f"GC death spiral in deployment/{v['service']}: its GOMEMLIMIT={v['gomemlimit']} (limit {v['gomemlimit']}) sits just above the steady heap. "
+            f"A x{v['spike']} traffic burst queued requests, the queued requests grew the heap to the limit, and the Go garbage collector now runs "
+            f"constantly, leaving too little CPU to drain the queue, so the spiral sustains itself after the burst. ",
+            {"limit": v["gomemlimit"], "service": v["service"], "variable": "GOMEMLIMIT"},
             layer="application",
-            mechanism="GC death spiral: the heap is pinned at GOMEMLIMIT and garbage collection eats the CPU",
-            summary=(
-                f"GC death spiral in deployment/{v['service']}: its GOMEMLIMIT={v['gomemlimit']} (limit {v['gomemlimit']}) sits just above the steady heap. "
-                f"A x{v['spike']} traffic burst queued requests, the queued requests grew the heap to the limit, and the Go garbage collector now runs "
-                f"constantly, leaving too little CPU to drain the queue, so the spiral sustains itself after the burst. " + impact(self.app, v["service"])
-            ),
-            details={"limit": v["gomemlimit"], "service": v["service"], "variable": "GOMEMLIMIT"},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
         )
 
     def brief(self) -> str:
@@ -407,9 +403,6 @@ class GcDegradation(Scenario):
         v = self.variant
         ns = self.namespace
         return {**self.blind_fixes(v["service"]), "restart_frontend": [f"kubectl rollout restart deployment/{self.app.entrypoint} -n {ns}"]}
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """The runtime has room for a backlog: the soft limit leaves headroom over the steady heap."""

@@ -15,10 +15,10 @@ import numpy as np
 from sre_env.faults.workload import RemoveEnvVar
 from sre_env.rewards.base import Check
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network import resolve_route
 
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
+from .app_common import misrouted_pods
+from .base import RootCause
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -28,11 +28,13 @@ __all__ = ["MissingEnvVar"]
 _SERVICES = ("frontend", "search", "geo", "rate", "profile", "recommendation", "reservation")
 
 
-class MissingEnvVar(Scenario):
+class MissingEnvVar(ServiceFault):
     family = "MissingEnvVar"
     app = HOTEL_RESERVATION
     layer = "application"
     difficulty = "easy"
+    #: the repair puts the variable back: the Deployment is as it was
+    repaired_kind = None
     summary = "Part of hotel-reservation stopped working after a configuration change."
     description = (
         "Right after a routine configuration push, one feature of the hotel-reservation site fails for "
@@ -54,18 +56,11 @@ class MissingEnvVar(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="missing required environment variable",
-            summary=f"The env var {v['var']} (= {v['value']}) was removed from deployment/{v['service']}; its process exits at start-up and crash-loops. " + impact(self.app, v["service"]),
-            details={"variable": v["var"], "expected_value": v["value"], "container": v["container"]},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "missing required environment variable",
+            f"The env var {v['var']} (= {v['value']}) was removed from deployment/{v['service']}; its process exits at start-up and crash-loops. ",
+            {"variable": v["var"], "expected_value": v["value"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -80,12 +75,7 @@ class MissingEnvVar(Scenario):
         v = self.variant
         ns = self.namespace
         port = v["value"].rsplit(":", 1)[-1]
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "wrong_value": [f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}=localhost:{port}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(wrong_value=[f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}=localhost:{port}"])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """The running pods see the variable with a value that reaches its dependency.
@@ -94,16 +84,9 @@ class MissingEnvVar(Scenario):
         durability gate's question (it restarts everything and looks again).
         """
         v = self.variant
-        world = backend.world
-        dep_spec = next(d for d in self.app.component(v["service"]).dependencies if d.address_env == v["var"])
-        pods = [p for p in backend.api.list("Pod", self.namespace, f"io.kompose.service={v['service']}") if not p["metadata"].get("deletionTimestamp")]
-        if not pods:
+        dep = next(d for d in self.app.component(v["service"]).dependencies if d.address_env == v["var"])
+        n, bad = misrouted_pods(backend, self.app, self.pod_selector(v["service"]), v["container"], v["var"], dep.service, dep.port, exact_port=False, unset=None)
+        if not n:
             return [Check("variable_restored", False, f"no pod of {v['service']} is running")]
-        bad = []
-        for pod in pods:
-            value = world.pod_env(pod["metadata"]["uid"], v["container"]).get(v["var"])
-            route = resolve_route(world, self.namespace, value or "", dep_spec.port) if value else None
-            if not value or route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dep_spec.service:
-                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
-        detail = "; ".join(bad) if bad else f"every {v['service']} pod has {v['var']} reaching {dep_spec.service}:{dep_spec.port}"
+        detail = "; ".join(bad) if bad else f"every {v['service']} pod has {v['var']} reaching {dep.service}:{dep.port}"
         return [Check("variable_restored", not bad, detail)]

@@ -71,6 +71,19 @@ class _MongoUserScenario(Scenario):
         v = self.variant
         return f"kubectl exec deployment/{v['database']} -n {self.namespace} -- mongo {db} -u {v['root_user']} -p {v['root_password']} --authenticationDatabase admin --quiet --eval '{statement}'"
 
+    def _user_cause(self, mechanism: str, summary: str, details: dict[str, Any]) -> RootCause:
+        """The ground truth when the database's users are at fault: ``summary``, then what users lose."""
+        v = self.variant
+        return RootCause(
+            component=f"deployment/{v['database']}",
+            namespace=self.namespace,
+            layer=self.layer,
+            mechanism=mechanism,
+            summary=summary + impact(self.app, v["database"]),
+            details=details,
+            affected=(f"deployment/{v['database']}", f"deployment/{v['service']}"),
+        )
+
     def _common_wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
@@ -132,17 +145,11 @@ class MongoAuthRevoked(_MongoUserScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['database']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="database user's roles revoked",
-            summary=(
-                f"The readWrite role on {v['db']} was revoked from the MongoDB user {v['user']} in {v['database']}, so every query "
-                f"deployment/{v['service']} sends fails with 'not authorized on {v['db']}'. " + impact(self.app, v["database"])
-            ),
-            details={"user": v["user"], "role": "readWrite", "db": v["db"], "mechanism_id": "mongo_roles_revoked"},
-            affected=(f"deployment/{v['database']}", f"deployment/{v['service']}"),
+        return self._user_cause(
+            "database user's roles revoked",
+            f"The readWrite role on {v['db']} was revoked from the MongoDB user {v['user']} in {v['database']}, so every query "
+            f"deployment/{v['service']} sends fails with 'not authorized on {v['db']}'. ",
+            {"user": v["user"], "role": "readWrite", "db": v["db"], "mechanism_id": "mongo_roles_revoked"},
         )
 
     def reference_solution(self) -> list[str]:
@@ -188,17 +195,11 @@ class MongoUserMissing(_MongoUserScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['database']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="database user dropped",
-            summary=(
-                f"The MongoDB user {v['user']} (auth db admin) was dropped from {v['database']}, so deployment/{v['service']} "
-                f"gets 'Authentication failed.' on every login and its queries on {v['db']} fail. " + impact(self.app, v["database"])
-            ),
-            details={"user": v["user"], "auth_db": "admin", "db": v["db"], "mechanism_id": "mongo_user_missing"},
-            affected=(f"deployment/{v['database']}", f"deployment/{v['service']}"),
+        return self._user_cause(
+            "database user dropped",
+            f"The MongoDB user {v['user']} (auth db admin) was dropped from {v['database']}, so deployment/{v['service']} "
+            f"gets 'Authentication failed.' on every login and its queries on {v['db']} fail. ",
+            {"user": v["user"], "auth_db": "admin", "db": v["db"], "mechanism_id": "mongo_user_missing"},
         )
 
     def reference_solution(self) -> list[str]:

@@ -136,6 +136,19 @@ class _CorefileScenario(Scenario):
         # a repaired Corefile may differ from the original in whitespace or comments
         return [AllowedChange("ConfigMap", "kube-system", "coredns", "modified")]
 
+    def corefile_cause(self, mechanism: str, summary: str, details: dict[str, Any]) -> RootCause:
+        """The ground truth: the coredns ConfigMap carries the cause; ``summary``, then what users lose."""
+        v = self.variant
+        return RootCause(
+            component="configmap/coredns",
+            namespace="kube-system",
+            layer="network",
+            mechanism=mechanism,
+            summary=summary + impact(self.app, v["service"]),
+            details={"service": v["service"], "fqdn": v["fqdn"], **details},
+            affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        )
+
 
 class ServiceDNSFailure(_CorefileScenario):
     family = "ServiceDNSFailure"
@@ -160,17 +173,11 @@ class ServiceDNSFailure(_CorefileScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component="configmap/coredns",
-            namespace="kube-system",
-            layer="network",
-            mechanism="CoreDNS template answers NXDOMAIN for a Service name",
-            summary=(
-                f"The coredns ConfigMap (kube-system) has a template block that answers NXDOMAIN for {v['fqdn']}, so DNS resolution of "
-                f"{v['service']} fails with 'no such host' and {', '.join(v['callers'])} cannot reach service {v['service']}. " + impact(self.app, v["service"])
-            ),
-            details={"service": v["service"], "fqdn": v["fqdn"], "plugin": "template", "rcode": "NXDOMAIN"},
-            affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.corefile_cause(
+            "CoreDNS template answers NXDOMAIN for a Service name",
+            f"The coredns ConfigMap (kube-system) has a template block that answers NXDOMAIN for {v['fqdn']}, so DNS resolution of "
+            f"{v['service']} fails with 'no such host' and {', '.join(v['callers'])} cannot reach service {v['service']}. ",
+            {"plugin": "template", "rcode": "NXDOMAIN"},
         )
 
 
@@ -202,18 +209,12 @@ class StaleCoreDNSConfig(_CorefileScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component="configmap/coredns",
-            namespace="kube-system",
-            layer="network",
-            mechanism="stale CoreDNS rewrite rule sends lookups of a Service name to a removed domain",
-            summary=(
-                f"A stale rewrite rule in the coredns ConfigMap (kube-system) rewrites {v['fqdn']} to {v['rewritten_to']}, a namespace that "
-                f"no longer exists, so DNS resolution of {v['service']} returns NXDOMAIN ('no such host') and {', '.join(v['callers'])} cannot reach service "
-                f"{v['service']}. " + impact(self.app, v["service"])
-            ),
-            details={"service": v["service"], "fqdn": v["fqdn"], "rewritten_to": v["rewritten_to"], "plugin": "rewrite"},
-            affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.corefile_cause(
+            "stale CoreDNS rewrite rule sends lookups of a Service name to a removed domain",
+            f"A stale rewrite rule in the coredns ConfigMap (kube-system) rewrites {v['fqdn']} to {v['rewritten_to']}, a namespace that "
+            f"no longer exists, so DNS resolution of {v['service']} returns NXDOMAIN ('no such host') and {', '.join(v['callers'])} cannot reach service "
+            f"{v['service']}. ",
+            {"rewritten_to": v["rewritten_to"], "plugin": "rewrite"},
         )
 
 
@@ -284,14 +285,7 @@ class WrongDNSPolicy(Scenario):
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        d = self.variant["deployment"]
-        ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{d} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={d}"],
-            "restart_coredns": ["kubectl rollout restart deployment/coredns -n kube-system"],
-            "scale_to_zero": [f"kubectl scale deployment/{d} -n {ns} --replicas=0"],
-        }
+        return {**self.blind_fixes(self.variant["deployment"]), "restart_coredns": ["kubectl rollout restart deployment/coredns -n kube-system"]}
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         d = self.variant["deployment"]

@@ -22,7 +22,7 @@ from sre_env.sim.hostfaults import conntrack_demand, conntrack_limit
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .node_isolation import LocalVolume, app_pods_on, evacuation_commands, isolation_allowed_changes, local_volumes_on, off_node_check
+from .node_isolation import LocalVolume, app_pods_on, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause, off_node_check
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -86,6 +86,22 @@ class NodeScenario(Scenario):
     def _names(self) -> str:
         return ", ".join(w.split("/", 1)[1] for w in self.variant["workloads"])
 
+    def node_cause(self, mechanism: str, summary: str, **details: Any) -> RootCause:
+        """The ground truth: the node, ``summary`` then what users lose; its workloads affected."""
+        return node_cause(self, mechanism, summary + impact(self.app, self._first_service()), details, self._affected())
+
+    def app_fixes(self, *names: str) -> dict[str, list[str]]:
+        """The named wrong fixes that act on the app, not the node (restart or move its pods, scale it)."""
+        n, ns, service = self.variant["node"], self.namespace, self._first_service()
+        known = {
+            "restart_app_pods": [f"kubectl delete pods -n {ns} --field-selector spec.nodeName={n}"],
+            "drain_node": [f"kubectl drain {n} --ignore-daemonsets --delete-emptydir-data"],
+            "cordon_only": [f"kubectl cordon {n}"],
+            "rollout_restart": [f"kubectl rollout restart deployment/{service} -n {ns}"],
+            "scale_up": [f"kubectl scale deployment/{service} -n {ns} --replicas=3"],
+        }
+        return {name: known[name] for name in names}
+
 
 # ----------------------------------------------------------------------------- OS
 class KubeletDown(NodeScenario):
@@ -120,18 +136,11 @@ class KubeletDown(NodeScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="the kubelet is stopped and disabled on the node",
-            summary=(
-                f"The kubelet on {v['node']} was stopped and disabled (systemctl disable --now kubelet) during maintenance. "
-                f"The node went NotReady, its pods ({self._names()}) were marked not ready and dropped out of their Services. "
-                + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "unit": "kubelet.service"},
-            affected=self._affected(),
+        return self.node_cause(
+            "the kubelet is stopped and disabled on the node",
+            f"The kubelet on {v['node']} was stopped and disabled (systemctl disable --now kubelet) during maintenance. "
+            f"The node went NotReady, its pods ({self._names()}) were marked not ready and dropped out of their Services. ",
+            unit="kubelet.service",
         )
 
     def reference_solution(self) -> list[str]:
@@ -139,12 +148,7 @@ class KubeletDown(NodeScenario):
         return ["kubectl get nodes", f"ssh {n} systemctl status kubelet", f"ssh {n} systemctl enable --now kubelet", "sleep 30", "kubectl get nodes"]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        n, ns = self.variant["node"], self.namespace
-        return {
-            "restart_app_pods": [f"kubectl delete pods -n {ns} --field-selector spec.nodeName={n}"],
-            "drain_node": [f"kubectl drain {n} --ignore-daemonsets --delete-emptydir-data"],
-            "rollout_restart": [f"kubectl rollout restart deployment/{self._first_service()} -n {ns}"],
-        }
+        return self.app_fixes("restart_app_pods", "drain_node", "rollout_restart")
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         # running again, but still disabled: the next reboot brings the outage back
@@ -198,18 +202,13 @@ class NodeClockDrift(NodeScenario):
         d = v["offset_days"]
         direction = f"{-d} days slow" if d < 0 else f"{d} days fast"
         validity = "not yet valid" if d < 0 else "expired"
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="clock skew: NTP (chrony) is off and the node clock is wrong",
-            summary=(
-                f"The clock of {v['node']} is {direction} (offset_days {d}): chrony was disabled and the system and hardware clocks set wrong. "
-                f"The kubelet sees the API server's certificate as {validity} (x509), stops posting status, and the node goes NotReady; "
-                f"its pods ({self._names()}) leave their Services. " + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "offset_days": d, "unit": "chrony.service"},
-            affected=self._affected(),
+        return self.node_cause(
+            "clock skew: NTP (chrony) is off and the node clock is wrong",
+            f"The clock of {v['node']} is {direction} (offset_days {d}): chrony was disabled and the system and hardware clocks set wrong. "
+            f"The kubelet sees the API server's certificate as {validity} (x509), stops posting status, and the node goes NotReady; "
+            f"its pods ({self._names()}) leave their Services. ",
+            offset_days=d,
+            unit="chrony.service",
         )
 
     def reference_solution(self) -> list[str]:
@@ -217,13 +216,12 @@ class NodeClockDrift(NodeScenario):
         return ["kubectl get nodes", f"ssh {n} journalctl -u kubelet --no-pager | tail -5", f"ssh {n} timedatectl", f"ssh {n} systemctl enable --now chrony", f"ssh {n} chronyc tracking", "sleep 30", "kubectl get nodes"]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        n, ns = self.variant["node"], self.namespace
+        n = self.variant["node"]
         return {
             "restart_kubelet": [f"ssh {n} systemctl restart kubelet"],
             # the clock is right until the next boot reads the wrong hardware clock again
             "start_chrony_without_enable": [f"ssh {n} systemctl start chrony"],
-            "restart_app_pods": [f"kubectl delete pods -n {ns} --field-selector spec.nodeName={n}"],
-            "drain_node": [f"kubectl drain {n} --ignore-daemonsets --delete-emptydir-data"],
+            **self.app_fixes("restart_app_pods", "drain_node"),
         }
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
@@ -265,18 +263,14 @@ class ConntrackExhaustion(NodeScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="os",
-            mechanism="conntrack table exhaustion: nf_conntrack_max set too low",
-            summary=(
-                f"{v['path']} on {v['node']} sets net.netfilter.nf_conntrack_max = {v['limit']} (limit {v['limit']}), below the node's tracked connections, "
-                f"so the conntrack table is full and the kernel drops new connections (dmesg: nf_conntrack: table full, dropping packet). "
-                f"Calls to and from its pods ({self._names()}) time out intermittently. " + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "limit": v["limit"], "path": v["path"], "sysctl": "net.netfilter.nf_conntrack_max"},
-            affected=self._affected(),
+        return self.node_cause(
+            "conntrack table exhaustion: nf_conntrack_max set too low",
+            f"{v['path']} on {v['node']} sets net.netfilter.nf_conntrack_max = {v['limit']} (limit {v['limit']}), below the node's tracked connections, "
+            f"so the conntrack table is full and the kernel drops new connections (dmesg: nf_conntrack: table full, dropping packet). "
+            f"Calls to and from its pods ({self._names()}) time out intermittently. ",
+            limit=v["limit"],
+            path=v["path"],
+            sysctl="net.netfilter.nf_conntrack_max",
         )
 
     def reference_solution(self) -> list[str]:
@@ -291,12 +285,7 @@ class ConntrackExhaustion(NodeScenario):
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        n, ns = self.variant["node"], self.namespace
-        return {
-            "restart_app_pods": [f"kubectl delete pods -n {ns} --field-selector spec.nodeName={n}"],
-            "rollout_restart": [f"kubectl rollout restart deployment/{self._first_service()} -n {ns}"],
-            "scale_up": [f"kubectl scale deployment/{self._first_service()} -n {ns} --replicas=3"],
-        }
+        return self.app_fixes("restart_app_pods", "rollout_restart", "scale_up")
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         # right value, but only until the next boot re-applies the file
@@ -337,13 +326,7 @@ class _IsolateNode(NodeScenario):
         return [f"ssh {self.variant['node']} dmesg | tail -20"]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        n, ns = self.variant["node"], self.namespace
-        return {
-            "restart_app_pods": [f"kubectl delete pods -n {ns} --field-selector spec.nodeName={n}"],
-            "cordon_only": [f"kubectl cordon {n}"],
-            "rollout_restart": [f"kubectl rollout restart deployment/{self._first_service()} -n {ns}"],
-            "scale_up": [f"kubectl scale deployment/{self._first_service()} -n {ns} --replicas=3"],
-        }
+        return self.app_fixes("restart_app_pods", "cordon_only", "rollout_restart", "scale_up")
 
     def allowed_changes(self) -> list[AllowedChange]:
         return isolation_allowed_changes(self.namespace, self.variant["node"], self._volumes())
@@ -388,17 +371,11 @@ class NicPacketCorruption(_IsolateNode):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="NIC packet corruption: frames fail their CRC on the node's network interface",
-            summary=(
-                f"The network interface eth0 of {v['node']} corrupts about {v['fraction']:.0%} of frames (CRC errors, rx errors in ip -s link, bad checksums in dmesg). "
-                f"Dropped and retransmitted packets make calls to and from its pods ({self._names()}) time out. " + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "interface": "eth0", "fraction": v["fraction"]},
-            affected=self._affected(),
+        return self.node_cause(
+            "NIC packet corruption: frames fail their CRC on the node's network interface",
+            f"The network interface eth0 of {v['node']} corrupts about {v['fraction']:.0%} of frames (CRC errors, rx errors in ip -s link, bad checksums in dmesg). "
+            f"Dropped and retransmitted packets make calls to and from its pods ({self._names()}) time out. ",
+            interface="eth0", fraction=v["fraction"],
         )
 
 
@@ -435,17 +412,11 @@ class NicLinkFlap(_IsolateNode):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="NIC link flapping: the node's link goes down for seconds at a time",
-            summary=(
-                f"The network link eth0 of {v['node']} is flapping: it goes down for about {v['down_s']:.0f} s every minute (dmesg: Link is Down / Link is Up). "
-                f"While it is down, calls to and from its pods ({self._names()}) fail. " + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "interface": "eth0"},
-            affected=self._affected(),
+        return self.node_cause(
+            "NIC link flapping: the node's link goes down for seconds at a time",
+            f"The network link eth0 of {v['node']} is flapping: it goes down for about {v['down_s']:.0f} s every minute (dmesg: Link is Down / Link is Up). "
+            f"While it is down, calls to and from its pods ({self._names()}) fail. ",
+            interface="eth0",
         )
 
 
@@ -489,18 +460,11 @@ class MemoryEccErrors(_IsolateNode):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="memory ECC errors: a failing DIMM, uncorrectable errors kill processes with SIGBUS",
-            summary=(
-                f"DIMM {v['dimm']} of {v['node']} is failing: EDAC reports corrected and uncorrectable ECC errors, and each uncorrectable one kills the process "
-                f"owning the page (Memory failure ... Sending SIGBUS, exit code 135). Its pods ({self._names()}) restart at random. "
-                + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "dimm": v["dimm"]},
-            affected=self._affected(),
+        return self.node_cause(
+            "memory ECC errors: a failing DIMM, uncorrectable errors kill processes with SIGBUS",
+            f"DIMM {v['dimm']} of {v['node']} is failing: EDAC reports corrected and uncorrectable ECC errors, and each uncorrectable one kills the process "
+            f"owning the page (Memory failure ... Sending SIGBUS, exit code 135). Its pods ({self._names()}) restart at random. ",
+            dimm=v["dimm"],
         )
 
 
@@ -557,17 +521,11 @@ class ClocksourceUnstable(_IsolateNode):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="unstable TSC: the kernel fell back to the HPET clocksource",
-            summary=(
-                f"The kernel on {v['node']} marked the TSC clocksource unstable (clocksource watchdog: skew too large) and switched to hpet, a slow "
-                f"hardware clock. Every clock read now costs a hardware access, so its pods ({self._names()}) burn their CPU on timekeeping, "
-                f"queue requests and time out. " + impact(self.app, self._first_service())
-            ),
-            details={"node": v["node"], "clocksource": "hpet"},
-            affected=self._affected(),
+        return self.node_cause(
+            "unstable TSC: the kernel fell back to the HPET clocksource",
+            f"The kernel on {v['node']} marked the TSC clocksource unstable (clocksource watchdog: skew too large) and switched to hpet, a slow "
+            f"hardware clock. Every clock read now costs a hardware access, so its pods ({self._names()}) burn their CPU on timekeeping, "
+            f"queue requests and time out. ",
+            clocksource="hpet",
         )
 

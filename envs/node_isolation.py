@@ -11,16 +11,34 @@ node and the commands that move it, for every scenario that needs them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
+
+from .base import RootCause
 
 if TYPE_CHECKING:
     from sre_env.sim.apps.base import AppSpec
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["LocalVolume", "local_volumes_on", "app_pods_on", "evacuation_commands", "isolation_allowed_changes", "off_node_check"]
+    from .base import Scenario
+
+__all__ = ["LocalVolume", "local_volumes_on", "app_pods_on", "evacuation_commands", "isolation_allowed_changes", "node_cause", "off_node_check"]
+
+
+def node_cause(scenario: "Scenario", mechanism: str, summary: str, details: Mapping[str, Any], affected: Iterable[str]) -> RootCause:
+    """The ground truth of a fault that lives on ``node/<variant["node"]>`` (the details name the node first)."""
+    node = scenario.variant["node"]
+    return RootCause(
+        component=f"node/{node}",
+        namespace=scenario.namespace,
+        layer=scenario.layer,
+        mechanism=mechanism,
+        summary=summary,
+        details={"node": node, **details},
+        affected=tuple(affected),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ it apply the same wrong spec again.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 from sre_env.faults.operator import PatchCustomResource
@@ -120,6 +120,39 @@ class _TidbCrScenario(Scenario):
             "restart_operator": [f"kubectl rollout restart deployment/{OPERATOR_NAME} -n {OPERATOR_NAMESPACE}"],
         }
 
+    def cr_cause(self, mechanism: str, summary: str, details: dict[str, Any], affected: tuple[str, ...]) -> RootCause:
+        """The ground truth: the TidbCluster carries the cause, ``summary`` says how, then what users lose."""
+        return RootCause(
+            component=f"tidbcluster/{CLUSTER}",
+            namespace=NAMESPACE,
+            layer="operator",
+            mechanism=mechanism,
+            summary=summary + f"Impact: reads and writes fail for users of {self.app.name}.",
+            details=details,
+            affected=affected,
+        )
+
+    def cr_checks(self, backend: "SimBackend", judge: Callable[[dict[str, Any]], tuple[bool, str]], components: tuple[str, ...]) -> list[Check]:
+        """``cr_corrected`` as ``judge`` finds the TidbCluster's spec, then each component's pods Ready."""
+        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
+        if tc is None:
+            return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
+        ok, detail = judge(tc.get("spec") or {})
+        return [Check("cr_corrected", ok, detail), *(_pods_ready(backend, c) for c in components)]
+
+    def component_repair(self, field: str) -> list[str]:
+        """Look, remove ``spec.<component>.<field>`` from the TidbCluster, and replace the stuck pod."""
+        comp = self.variant["component"]
+        return [
+            f"kubectl get pods -n {NAMESPACE}",
+            f"kubectl describe pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
+            f"kubectl get tidbcluster {CLUSTER} -n {NAMESPACE} -o yaml",
+            _cr_patch_cmd([{"op": "remove", "path": f"/spec/{comp}/{field}"}]),
+            f"kubectl get statefulset {CLUSTER}-{comp} -n {NAMESPACE} -o yaml",
+            # a rollout never replaces a pod that did not become ready (the StatefulSet "forced rollback")
+            f"kubectl delete pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
+        ]
+
     def allowed_changes(self) -> list[AllowedChange]:
         # the rolling update replaced the component's pod (twice: onto the bad template and back)
         # the repair restores the custom resource (and so the StatefulSet the operator renders) exactly;
@@ -162,48 +195,32 @@ class TidbInvalidAffinity(_TidbCrScenario):
     def root_cause(self) -> RootCause:
         v = self.variant
         comp = v["component"]
-        return RootCause(
-            component=f"tidbcluster/{CLUSTER}",
-            namespace=NAMESPACE,
-            layer="operator",
-            mechanism="custom resource sets a required node affinity that no node satisfies",
-            summary=(
-                f"TidbCluster {CLUSTER} was changed to give {comp} a required node affinity on {v['label']}={v['value']}, a label no node carries. "
-                f"The operator (tidb-controller-manager) rendered it into statefulset/{CLUSTER}-{comp}; the rolling update replaced {CLUSTER}-{comp}-0 with a pod the scheduler "
-                f"cannot place (FailedScheduling: didn't match Pod's node affinity/selector), so it stays Pending and {_SYMPTOM[comp]}. "
-                "The fix is to remove the affinity from the TidbCluster (then delete the stuck pod, as a StatefulSet rollout does not replace a pod that never became ready); "
-                f"edits to the StatefulSet are reverted by the operator. Impact: reads and writes fail for users of {self.app.name}."
-            ),
-            details={"label": v["label"], "value": v["value"], "field": f"spec.{comp}.affinity"},
-            affected=(f"statefulset/{CLUSTER}-{comp}",),
+        return self.cr_cause(
+            "custom resource sets a required node affinity that no node satisfies",
+            f"TidbCluster {CLUSTER} was changed to give {comp} a required node affinity on {v['label']}={v['value']}, a label no node carries. "
+            f"The operator (tidb-controller-manager) rendered it into statefulset/{CLUSTER}-{comp}; the rolling update replaced {CLUSTER}-{comp}-0 with a pod the scheduler "
+            f"cannot place (FailedScheduling: didn't match Pod's node affinity/selector), so it stays Pending and {_SYMPTOM[comp]}. "
+            "The fix is to remove the affinity from the TidbCluster (then delete the stuck pod, as a StatefulSet rollout does not replace a pod that never became ready); "
+            "edits to the StatefulSet are reverted by the operator. ",
+            {"label": v["label"], "value": v["value"], "field": f"spec.{comp}.affinity"},
+            (f"statefulset/{CLUSTER}-{comp}",),
         )
 
     def reference_solution(self) -> list[str]:
-        comp = self.variant["component"]
-        return [
-            f"kubectl get pods -n {NAMESPACE}",
-            f"kubectl describe pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
-            f"kubectl get tidbcluster {CLUSTER} -n {NAMESPACE} -o yaml",
-            _cr_patch_cmd([{"op": "remove", "path": f"/spec/{comp}/affinity"}]),
-            f"kubectl get statefulset {CLUSTER}-{comp} -n {NAMESPACE} -o yaml",
-            # a rollout never replaces a pod that did not become ready (the StatefulSet "forced rollback")
-            f"kubectl delete pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
-        ]
+        return self.component_repair("affinity")
 
     def _bad_sts_ops(self) -> list[dict[str, Any]]:
         return [{"op": "remove", "path": "/spec/template/spec/affinity"}]
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        comp = self.variant["component"]
-        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
-        if tc is None:
-            return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
-        terms = (((tc["spec"].get(comp) or {}).get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-        still = self.variant["label"] in json.dumps(terms or {})
-        return [
-            Check("cr_corrected", not still, f"spec.{comp}.affinity still requires {self.variant['label']}" if still else f"spec.{comp}.affinity no longer requires a missing label"),
-            _pods_ready(backend, comp),
-        ]
+        comp, label = self.variant["component"], self.variant["label"]
+
+        def judge(spec: dict[str, Any]) -> tuple[bool, str]:
+            terms = (((spec.get(comp) or {}).get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+            still = label in json.dumps(terms or {})
+            return not still, f"spec.{comp}.affinity still requires {label}" if still else f"spec.{comp}.affinity no longer requires a missing label"
+
+        return self.cr_checks(backend, judge, (comp,))
 
 
 class TidbWrongVersion(_TidbCrScenario):
@@ -235,20 +252,14 @@ class TidbWrongVersion(_TidbCrScenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant["value"]
-        return RootCause(
-            component=f"tidbcluster/{CLUSTER}",
-            namespace=NAMESPACE,
-            layer="operator",
-            mechanism="custom resource spec.version names an image tag that does not exist",
-            summary=(
-                f"TidbCluster {CLUSTER} has spec.version {v}, a tag that does not exist (the release is {VERSION}). The operator (tidb-controller-manager) rendered it into the "
-                f"images of statefulset/{CLUSTER}-pd, {CLUSTER}-tikv and {CLUSTER}-tidb (pingcap/pd:{v} ...); the rolling update replaced their pods "
-                "with ones stuck in ErrImagePull/ImagePullBackOff (manifest not found), so the database serves nothing. "
-                f"The fix is to set spec.version back to {VERSION} in the TidbCluster and delete the stuck pods; image edits on the StatefulSets are reverted by the operator. "
-                f"Impact: reads and writes fail for users of {self.app.name}."
-            ),
-            details={"value": v, "field": "spec.version", "good": VERSION},
-            affected=(f"statefulset/{CLUSTER}-pd", f"statefulset/{CLUSTER}-tikv", f"statefulset/{CLUSTER}-tidb"),
+        return self.cr_cause(
+            "custom resource spec.version names an image tag that does not exist",
+            f"TidbCluster {CLUSTER} has spec.version {v}, a tag that does not exist (the release is {VERSION}). The operator (tidb-controller-manager) rendered it into the "
+            f"images of statefulset/{CLUSTER}-pd, {CLUSTER}-tikv and {CLUSTER}-tidb (pingcap/pd:{v} ...); the rolling update replaced their pods "
+            "with ones stuck in ErrImagePull/ImagePullBackOff (manifest not found), so the database serves nothing. "
+            f"The fix is to set spec.version back to {VERSION} in the TidbCluster and delete the stuck pods; image edits on the StatefulSets are reverted by the operator. ",
+            {"value": v, "field": "spec.version", "good": VERSION},
+            (f"statefulset/{CLUSTER}-pd", f"statefulset/{CLUSTER}-tikv", f"statefulset/{CLUSTER}-tidb"),
         )
 
     def reference_solution(self) -> list[str]:
@@ -272,13 +283,13 @@ class TidbWrongVersion(_TidbCrScenario):
         return fixes
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
-        if tc is None:
-            return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
-        bad = (tc.get("spec") or {}).get("version") == self.variant["value"]
-        checks = [Check("cr_corrected", not bad, f"spec.version is still {self.variant['value']}" if bad else "spec.version names a released tag")]
-        checks.extend(_pods_ready(backend, c) for c in ("pd", "tikv", "tidb"))
-        return checks
+        value = self.variant["value"]
+
+        def judge(spec: dict[str, Any]) -> tuple[bool, str]:
+            bad = spec.get("version") == value
+            return not bad, f"spec.version is still {value}" if bad else "spec.version names a released tag"
+
+        return self.cr_checks(backend, judge, ("pd", "tikv", "tidb"))
 
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("Pod", NAMESPACE, f"{CLUSTER}-*", "*")]
@@ -318,47 +329,31 @@ class TidbBadSecurityContext(_TidbCrScenario):
         ctx = json.loads(v["context"])
         why = "runAsUser 0 breaks the non-root policy" if ctx.get("runAsUser") == 0 else f"the pingcap/{comp} image runs as root"
         kubelet_msg = "container's runAsUser breaks non-root policy" if ctx.get("runAsUser") == 0 else "container has runAsNonRoot and image will run as root"
-        return RootCause(
-            component=f"tidbcluster/{CLUSTER}",
-            namespace=NAMESPACE,
-            layer="operator",
-            mechanism="custom resource sets a pod security context (runAsNonRoot) the image does not satisfy",
-            summary=(
-                f"TidbCluster {CLUSTER} was changed to set spec.{comp}.podSecurityContext {v['context']}: runAsNonRoot is true but {why}. "
-                f"The operator (tidb-controller-manager) rendered it into statefulset/{CLUSTER}-{comp}; the rolling update replaced {CLUSTER}-{comp}-0 with a pod whose container "
-                f"the kubelet refuses to create ({kubelet_msg}), so the component is down. "
-                "The fix is to remove the bad podSecurityContext from the TidbCluster and delete the stuck pod; edits to the StatefulSet are reverted by the operator. "
-                f"Impact: reads and writes fail for users of {self.app.name}."
-            ),
-            details={"value": "runAsNonRoot", "field": f"spec.{comp}.podSecurityContext", "context": v["context"]},
-            affected=(f"statefulset/{CLUSTER}-{comp}",),
+        return self.cr_cause(
+            "custom resource sets a pod security context (runAsNonRoot) the image does not satisfy",
+            f"TidbCluster {CLUSTER} was changed to set spec.{comp}.podSecurityContext {v['context']}: runAsNonRoot is true but {why}. "
+            f"The operator (tidb-controller-manager) rendered it into statefulset/{CLUSTER}-{comp}; the rolling update replaced {CLUSTER}-{comp}-0 with a pod whose container "
+            f"the kubelet refuses to create ({kubelet_msg}), so the component is down. "
+            "The fix is to remove the bad podSecurityContext from the TidbCluster and delete the stuck pod; edits to the StatefulSet are reverted by the operator. ",
+            {"value": "runAsNonRoot", "field": f"spec.{comp}.podSecurityContext", "context": v["context"]},
+            (f"statefulset/{CLUSTER}-{comp}",),
         )
 
     def reference_solution(self) -> list[str]:
-        comp = self.variant["component"]
-        return [
-            f"kubectl get pods -n {NAMESPACE}",
-            f"kubectl describe pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
-            f"kubectl get tidbcluster {CLUSTER} -n {NAMESPACE} -o yaml",
-            _cr_patch_cmd([{"op": "remove", "path": f"/spec/{comp}/podSecurityContext"}]),
-            f"kubectl get statefulset {CLUSTER}-{comp} -n {NAMESPACE} -o yaml",
-            f"kubectl delete pod {CLUSTER}-{comp}-0 -n {NAMESPACE}",
-        ]
+        return self.component_repair("podSecurityContext")
 
     def _bad_sts_ops(self) -> list[dict[str, Any]]:
         return [{"op": "remove", "path": "/spec/template/spec/securityContext"}]
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         comp = self.variant["component"]
-        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
-        if tc is None:
-            return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
-        ctx = (tc["spec"].get(comp) or {}).get("podSecurityContext") or {}
-        still = ctx.get("runAsNonRoot") is True and not ctx.get("runAsUser")
-        return [
-            Check("cr_corrected", not still, f"spec.{comp}.podSecurityContext still demands a non-root user the image does not have" if still else f"spec.{comp}.podSecurityContext no longer blocks the container"),
-            _pods_ready(backend, comp),
-        ]
+
+        def judge(spec: dict[str, Any]) -> tuple[bool, str]:
+            ctx = (spec.get(comp) or {}).get("podSecurityContext") or {}
+            still = ctx.get("runAsNonRoot") is True and not ctx.get("runAsUser")
+            return not still, (f"spec.{comp}.podSecurityContext still demands a non-root user the image does not have" if still else f"spec.{comp}.podSecurityContext no longer blocks the container")
+
+        return self.cr_checks(backend, judge, (comp,))
 
 
 #: the dedicated-node taint of the TiKV node (sre_env.sim.apps.tidb) and the toleration the CR carries for it
@@ -410,20 +405,15 @@ class TidbInvalidToleration(_TidbCrScenario):
     def root_cause(self) -> RootCause:
         v = self.variant
         tol = json.loads(v["toleration"])
-        return RootCause(
-            component=f"tidbcluster/{CLUSTER}",
-            namespace=NAMESPACE,
-            layer="operator",
-            mechanism="custom resource tolerations no longer match the dedicated node's taint",
-            summary=(
-                f"TidbCluster {CLUSTER} was changed to give the tikv component the toleration {tol['key']}={tol['value']}:{tol['effect']} (wrong {v['value']}) in spec.tikv.tolerations. "
-                f"It does not match the taint dedicated=tikv:NoSchedule on {v['dedicated_node']}, the dedicated node its nodeSelector dedicated=tikv pins the pods to. The operator rendered it into "
-                f"statefulset/{CLUSTER}-tikv; the rolling update replaced {CLUSTER}-tikv-0 with a pod the scheduler cannot place (untolerated taint {{dedicated: tikv}}), "
-                "so it stays Pending and every statement fails. The fix is to restore the toleration dedicated=tikv:NoSchedule in the TidbCluster and delete the stuck pod; "
-                f"edits to the StatefulSet are reverted by the operator. Impact: reads and writes fail for users of {self.app.name}."
-            ),
-            details={"value": f"{tol['key']}={tol['value']}:{tol['effect']}", "taint": "dedicated=tikv:NoSchedule", "field": "spec.tikv.tolerations", "dedicated_node": v["dedicated_node"]},
-            affected=(f"statefulset/{CLUSTER}-tikv",),
+        return self.cr_cause(
+            "custom resource tolerations no longer match the dedicated node's taint",
+            f"TidbCluster {CLUSTER} was changed to give the tikv component the toleration {tol['key']}={tol['value']}:{tol['effect']} (wrong {v['value']}) in spec.tikv.tolerations. "
+            f"It does not match the taint dedicated=tikv:NoSchedule on {v['dedicated_node']}, the dedicated node its nodeSelector dedicated=tikv pins the pods to. The operator rendered it into "
+            f"statefulset/{CLUSTER}-tikv; the rolling update replaced {CLUSTER}-tikv-0 with a pod the scheduler cannot place (untolerated taint {{dedicated: tikv}}), "
+            "so it stays Pending and every statement fails. The fix is to restore the toleration dedicated=tikv:NoSchedule in the TidbCluster and delete the stuck pod; "
+            "edits to the StatefulSet are reverted by the operator. ",
+            {"value": f"{tol['key']}={tol['value']}:{tol['effect']}", "taint": "dedicated=tikv:NoSchedule", "field": "spec.tikv.tolerations", "dedicated_node": v["dedicated_node"]},
+            (f"statefulset/{CLUSTER}-tikv",),
         )
 
     def reference_solution(self) -> list[str]:

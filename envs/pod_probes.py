@@ -17,23 +17,20 @@ import numpy as np
 
 from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.quantity import parse_int_or_percent
 
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
-from .pods_common import json_patch, pods_ready_check, probe_check, replicaset_after
+from .app_common import callers_of
+from .base import RootCause
+from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, pods_ready_check, probe_check, replicaset_after, replicaset_only_fix
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
 __all__ = ["LivenessProbeMisconfig", "LivenessProbeTooAggressive", "ReadinessProbeMisconfig", "RollingUpdateMisconfigured"]
 
-_GO = ("frontend", "search", "geo", "rate", "profile", "recommendation", "user", "reservation")
-#: databases read on a request path whose Deployments use the Recreate strategy
-_REQUEST_DBS = ("mongodb-rate", "mongodb-profile", "mongodb-reservation")
 
 _PROBE_WORDS = (
     r"\b{probe_kind} probes?\b[^.;\n]{{0,80}}?\b(?:wrong|incorrect|misconfigur\w*|bad|invalid|mismatch\w*|nothing listens|no listener|not listening|404|malformed)\b",
@@ -59,13 +56,24 @@ def _probe_patch(container: str, key: str, probe: dict[str, Any]) -> dict[str, A
     return {"spec": {"template": {"spec": {"containers": [{"name": container, key: probe}]}}}}
 
 
+def _probe_cmd(namespace: str, service: str, key: str, value: Any = None) -> str:
+    """Set (or, without a value, remove) ``key`` under container 0 of the Deployment: a probe or one of its fields."""
+    path = f"/spec/template/spec/containers/0/{key}"
+    op = {"op": "remove", "path": path} if value is None else {"op": "replace", "path": path, "value": value}
+    return json_patch("deployment", service, namespace, [op])
+
+
+def _probe_checks(backend: "SimBackend", namespace: str, v: dict[str, Any], key: str, name: str) -> list[Check]:
+    """The container keeps a ``key`` probe that succeeds, and every pod is Ready and stable."""
+    return [
+        probe_check(backend, namespace, v["service"], v["container"], key, name=name),
+        pods_ready_check(backend, namespace, v["service"]),
+    ]
+
+
 def _replicaset_only_fix(namespace: str, v: dict[str, Any], key: str) -> list[str]:
     """The probe fixed in the ReplicaSet the rollout made, pods recreated from it: the Deployment still has the bad one."""
-    return [
-        json_patch("replicaset", v["rs"], namespace, [{"op": "replace", "path": f"/spec/template/spec/containers/0/{key}", "value": v["good"]}]),
-        f"kubectl delete pod -n {namespace} -l io.kompose.service={v['service']}",
-        "sleep 20",
-    ]
+    return replicaset_only_fix(namespace, v["rs"], v["service"], [{"op": "replace", "path": f"/spec/template/spec/containers/0/{key}", "value": v["good"]}])
 
 
 def _probe_text(probe: dict[str, Any]) -> str:
@@ -77,7 +85,7 @@ def _probe_text(probe: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- liveness: wrong port / path
-class LivenessProbeMisconfig(Scenario):
+class LivenessProbeMisconfig(ServiceFault):
     family = "LivenessProbeMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -88,6 +96,7 @@ class LivenessProbeMisconfig(Scenario):
         "then fails, then comes back. A pod restarts every few minutes, each time after running fine, and its "
         "logs show nothing wrong before it goes."
     )
+    intermittent = True
     mechanism = Mechanism(
         "liveness_probe_misconfig",
         "kubernetes",
@@ -98,7 +107,7 @@ class LivenessProbeMisconfig(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        service = str(rng.choice(_GO))
+        service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         port = comp.listen_port
         if comp.log_format == "frontend":
@@ -129,22 +138,12 @@ class LivenessProbeMisconfig(Scenario):
             "path": f"the frontend's file server has no {bad.get('httpGet', {}).get('path')} and answers 404",
             "http_on_grpc": f"port {v['listen_port']} speaks gRPC (HTTP/2), so the HTTP/1.1 probe gets a malformed HTTP response",
         }[v["kind"]]
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="misconfigured liveness probe restarts a healthy container",
-            summary=(
-                f"The liveness probe of deployment/{v['service']} ({_probe_text(bad)}) is misconfigured: {why}. "
-                f"The kubelet kills the healthy container after {bad['failureThreshold']} failed liveness probes and it restarts in a loop (CrashLoopBackOff). "
-                + impact(self.app, v["service"])
-            ),
-            details={"mechanism_id": "liveness_probe_misconfig", "probe_port": probe_port, "probe_path": bad.get("httpGet", {}).get("path", ""), "listen_port": v["listen_port"], "container": v["container"]},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "misconfigured liveness probe restarts a healthy container",
+            f"The liveness probe of deployment/{v['service']} ({_probe_text(bad)}) is misconfigured: {why}. "
+            f"The kubelet kills the healthy container after {bad['failureThreshold']} failed liveness probes and it restarts in a loop (CrashLoopBackOff). ",
+            {"mechanism_id": "liveness_probe_misconfig", "probe_port": probe_port, "probe_path": bad.get("httpGet", {}).get("path", ""), "listen_port": v["listen_port"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -152,37 +151,26 @@ class LivenessProbeMisconfig(Scenario):
         return [
             f"kubectl get pods -n {ns}",
             f"kubectl describe pod -n {ns} -l io.kompose.service={v['service']}",
-            json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe", "value": v["good"]}]),
+            _probe_cmd(ns, v["service"], "livenessProbe", v["good"]),
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_probe": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/0/livenessProbe"}])],
-            "raise_failure_threshold": [json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe/failureThreshold", "value": 10}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(
+            remove_probe=[_probe_cmd(ns, v["service"], "livenessProbe")],
+            raise_failure_threshold=[_probe_cmd(ns, v["service"], "livenessProbe/failureThreshold", 10)],
+        )
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         return {"replicaset_only": _replicaset_only_fix(self.namespace, self.variant, "livenessProbe")}
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [
-            probe_check(backend, self.namespace, v["service"], v["container"], "livenessProbe", name="liveness_probe_succeeds"),
-            pods_ready_check(backend, self.namespace, v["service"]),
-        ]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        # the corrected probe stays: the Deployment differs from before the rollout
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return _probe_checks(backend, self.namespace, self.variant, "livenessProbe", "liveness_probe_succeeds")
 
 
 # --------------------------------------------------------------------------- liveness: too aggressive
-class LivenessProbeTooAggressive(Scenario):
+class LivenessProbeTooAggressive(ServiceFault):
     family = "LivenessProbeTooAggressive"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -208,7 +196,7 @@ class LivenessProbeTooAggressive(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        service = str(rng.choice(_GO))
+        service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         period = int(rng.choice((1, 2)))
         bad = {**_good_probe(service), "initialDelaySeconds": 0, "periodSeconds": period, "timeoutSeconds": 1, "failureThreshold": 1}
@@ -217,23 +205,17 @@ class LivenessProbeTooAggressive(Scenario):
 
     def inject(self, backend: "SimBackend") -> None:
         v = self.variant
-        PatchWorkload(self.namespace, v["service"], {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "livenessProbe": v["bad"]}]}}}}).inject(backend)
+        PatchWorkload(self.namespace, v["service"], _probe_patch(v["container"], "livenessProbe", v["bad"])).inject(backend)
 
     def root_cause(self) -> RootCause:
         v = self.variant
         bad = v["bad"]
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="liveness probe too aggressive for the process start-up",
-            summary=(
-                f"The liveness probe of deployment/{v['service']} is too aggressive: initialDelaySeconds {bad['initialDelaySeconds']}, "
-                f"periodSeconds {bad['periodSeconds']}, failureThreshold {bad['failureThreshold']}. The process needs about {v['startup_s']:g}s "
-                f"(startup_s) before it listens, so the kubelet kills the container before it is ready and it restarts in a CrashLoopBackOff. "
-                + impact(self.app, v["service"])
-            ),
-            details={
+        return self.service_cause(
+            "liveness probe too aggressive for the process start-up",
+            f"The liveness probe of deployment/{v['service']} is too aggressive: initialDelaySeconds {bad['initialDelaySeconds']}, "
+            f"periodSeconds {bad['periodSeconds']}, failureThreshold {bad['failureThreshold']}. The process needs about {v['startup_s']:g}s "
+            f"(startup_s) before it listens, so the kubelet kills the container before it is ready and it restarts in a CrashLoopBackOff. ",
+            {
                 "mechanism_id": "liveness_probe_too_aggressive",
                 "initialDelaySeconds": bad["initialDelaySeconds"],
                 "periodSeconds": bad["periodSeconds"],
@@ -241,11 +223,7 @@ class LivenessProbeTooAggressive(Scenario):
                 "startup_s": f"{v['startup_s']:g}s",
                 "container": v["container"],
             },
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -253,34 +231,24 @@ class LivenessProbeTooAggressive(Scenario):
         return [
             f"kubectl get pods -n {ns}",
             f"kubectl get events -n {ns} --field-selector reason=Unhealthy",
-            json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe", "value": v["good"]}]),
+            _probe_cmd(ns, v["service"], "livenessProbe", v["good"]),
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_probe": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/0/livenessProbe"}])],
+        return self.service_wrong_fixes(
+            remove_probe=[_probe_cmd(ns, v["service"], "livenessProbe")],
             # the probe is refused, not slow: a longer timeout changes nothing
-            "raise_timeout_only": [json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe/timeoutSeconds", "value": 10}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+            raise_timeout_only=[_probe_cmd(ns, v["service"], "livenessProbe/timeoutSeconds", 10)],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [
-            probe_check(backend, self.namespace, v["service"], v["container"], "livenessProbe", name="liveness_probe_kept"),
-            pods_ready_check(backend, self.namespace, v["service"]),
-        ]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return _probe_checks(backend, self.namespace, self.variant, "livenessProbe", "liveness_probe_kept")
 
 
 # --------------------------------------------------------------------------- readiness
-class ReadinessProbeMisconfig(Scenario):
+class ReadinessProbeMisconfig(ServiceFault):
     family = "ReadinessProbeMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -290,6 +258,7 @@ class ReadinessProbeMisconfig(Scenario):
         "After the database team's change this morning, some hotel-reservation pages fail intermittently. "
         "Nothing is crash-looping and the database process logs that it is waiting for connections."
     )
+    intermittent = True
     mechanism = Mechanism(
         "readiness_probe_misconfig",
         "kubernetes",
@@ -300,7 +269,7 @@ class ReadinessProbeMisconfig(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_REQUEST_DBS))
+        db = str(rng.choice(REQUEST_DBS))
         comp = self.app.component(db)
         kind = str(rng.choice(("tcp", "http_rest")))
         timing = {"initialDelaySeconds": 5, "periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3}
@@ -310,7 +279,7 @@ class ReadinessProbeMisconfig(Scenario):
         else:
             bad = {"tcpSocket": {"port": 27018}, **timing}
         good = {"tcpSocket": {"port": comp.listen_port}, **timing}
-        callers = tuple(sorted(c.name for c in self.app.components if any(d.service == db for d in c.dependencies)))
+        callers = tuple(callers_of(self.app, db))
         rs = replicaset_after(backend, self.namespace, db, _probe_patch(comp.container, "readinessProbe", bad))
         return {"service": db, "container": comp.container, "kind": kind, "bad": bad, "good": good, "listen_port": comp.listen_port, "callers": callers, "rs": rs}
 
@@ -325,22 +294,14 @@ class ReadinessProbeMisconfig(Scenario):
         v = self.variant
         bad = v["bad"]
         probe_port = (bad.get("httpGet") or bad.get("tcpSocket"))["port"]
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="misconfigured readiness probe keeps the pod out of the Service endpoints",
-            summary=(
-                f"The readiness probe of deployment/{v['service']} ({_probe_text(bad)}) is misconfigured: mongod listens on port {v['listen_port']} "
-                f"and nothing listens on {probe_port}, so the pod never becomes Ready and service/{v['service']} has no ready endpoints; "
-                f"{', '.join(v['callers'])} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"mechanism_id": "readiness_probe_misconfig", "probe_port": probe_port, "listen_port": v["listen_port"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.service_cause(
+            "misconfigured readiness probe keeps the pod out of the Service endpoints",
+            f"The readiness probe of deployment/{v['service']} ({_probe_text(bad)}) is misconfigured: mongod listens on port {v['listen_port']} "
+            f"and nothing listens on {probe_port}, so the pod never becomes Ready and service/{v['service']} has no ready endpoints; "
+            f"{', '.join(v['callers'])} cannot reach it. ",
+            {"mechanism_id": "readiness_probe_misconfig", "probe_port": probe_port, "listen_port": v["listen_port"], "container": v["container"]},
+            affected=self.with_callers(v["callers"]),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -348,32 +309,18 @@ class ReadinessProbeMisconfig(Scenario):
         return [
             f"kubectl get endpoints {v['service']} -n {ns}",
             f"kubectl describe pod -n {ns} -l io.kompose.service={v['service']}",
-            json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/readinessProbe", "value": v["good"]}]),
+            _probe_cmd(ns, v["service"], "readinessProbe", v["good"]),
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        v = self.variant
-        ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_probe": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/0/readinessProbe"}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(remove_probe=[_probe_cmd(self.namespace, self.variant["service"], "readinessProbe")])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [
-            probe_check(backend, self.namespace, v["service"], v["container"], "readinessProbe", name="readiness_probe_succeeds"),
-            pods_ready_check(backend, self.namespace, v["service"]),
-        ]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return _probe_checks(backend, self.namespace, self.variant, "readinessProbe", "readiness_probe_succeeds")
 
 
 # --------------------------------------------------------------------------- rolling update
-class RollingUpdateMisconfigured(Scenario):
+class RollingUpdateMisconfigured(ServiceFault):
     family = "RollingUpdateMisconfigured"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -399,7 +346,7 @@ class RollingUpdateMisconfigured(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        service = str(rng.choice(_GO))
+        service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         port = comp.listen_port
         unavail: str | int = "100%" if int(rng.integers(0, 2)) else 1
@@ -424,22 +371,13 @@ class RollingUpdateMisconfigured(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="unsafe rolling update strategy (maxUnavailable) with a readiness probe that never passes",
-            summary=(
-                f"deployment/{v['service']} rolls out with maxUnavailable {v['maxUnavailable']} and maxSurge 0, so the controller removed the old pod "
-                f"before the new one was ready; the new pod's readiness probe checks port {v['probe_port']}, where nothing listens (the process listens on "
-                f"{v['listen_port']}), so it never becomes ready and service/{v['service']} has no endpoints. " + impact(self.app, v["service"])
-            ),
-            details={"mechanism_id": "rolling_update_unsafe", "maxUnavailable": v["maxUnavailable"], "probe_port": v["probe_port"], "listen_port": v["listen_port"], "container": v["container"]},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "unsafe rolling update strategy (maxUnavailable) with a readiness probe that never passes",
+            f"deployment/{v['service']} rolls out with maxUnavailable {v['maxUnavailable']} and maxSurge 0, so the controller removed the old pod "
+            f"before the new one was ready; the new pod's readiness probe checks port {v['probe_port']}, where nothing listens (the process listens on "
+            f"{v['listen_port']}), so it never becomes ready and service/{v['service']} has no endpoints. ",
+            {"mechanism_id": "rolling_update_unsafe", "maxUnavailable": v["maxUnavailable"], "probe_port": v["probe_port"], "listen_port": v["listen_port"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -465,8 +403,8 @@ class RollingUpdateMisconfigured(Scenario):
             "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
             # the previous template, but the strategy that let the outage happen stays
             "rollout_undo": [f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
-            "probe_only": [json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/0/readinessProbe", "value": v["good"]}])],
-            "remove_probe": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/0/readinessProbe"}])],
+            "probe_only": [_probe_cmd(ns, v["service"], "readinessProbe", v["good"])],
+            "remove_probe": [_probe_cmd(ns, v["service"], "readinessProbe")],
             "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
         }
 
@@ -490,9 +428,5 @@ class RollingUpdateMisconfigured(Scenario):
             detail = f"maxUnavailable resolves to {unavail} of {max(replicas, 1)} replica(s), maxSurge to {surge}"
         return [
             Check("rollout_keeps_capacity", safe, detail),
-            probe_check(backend, self.namespace, v["service"], v["container"], "readinessProbe", name="readiness_probe_succeeds"),
-            pods_ready_check(backend, self.namespace, v["service"]),
+            *_probe_checks(backend, self.namespace, v, "readinessProbe", "readiness_probe_succeeds"),
         ]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]

@@ -11,7 +11,7 @@ fails, restarting, or scaling away leaves the cause in place.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -22,20 +22,22 @@ from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network import resolve_route
 
-from .base import RootCause, Scenario
+from .app_common import callers_of
+from .base import RootCause
 from .briefs import impact, user_report
-from .pods_common import json_patch, live_pods, pods_ready_check
+from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, live_pods, pods_ready_check
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
 __all__ = ["InitContainerHang", "SidecarPortConflict", "ServicePortConflict"]
 
-_GO = ("frontend", "search", "geo", "rate", "profile", "recommendation", "user", "reservation")
 #: Go services whose database sits on a request path, and that database
 _DB_OF = {"rate": "mongodb-rate", "profile": "mongodb-profile", "reservation": "mongodb-reservation"}
-_REQUEST_DBS = ("mongodb-rate", "mongodb-profile", "mongodb-reservation")
 _BIND = r"\b(?:address already in use|eaddrinuse|bind(?:ing)?\b[^.;\n]{0,30}?\bfail\w*|fail\w* to (?:bind|listen))\b"
+#: how people describe two processes of one pod wanting one port, whichever containers they are
+_PORT_CONFLICT = (_BIND, r"\bport (?:conflict|collision|clash)\b", r"\b(?:same|one) port\b")
 
 
 def _service_yaml(svc: dict[str, Any]) -> str:
@@ -59,7 +61,7 @@ def _service_yaml(svc: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- init container
-class InitContainerHang(Scenario):
+class InitContainerHang(ServiceFault):
     family = "InitContainerHang"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -135,14 +137,7 @@ class InitContainerHang(Scenario):
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        v = self.variant
-        ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_init_container": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/initContainers"}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        return self.service_wrong_fixes(remove_init_container=[json_patch("deployment", self.variant["service"], self.namespace, [{"op": "remove", "path": "/spec/template/spec/initContainers"}])])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -186,7 +181,18 @@ def _port_checks(backend: "SimBackend", namespace: str, component: str, containe
     return [Check("distinct_ports", not bad, "; ".join(bad) if bad else f"every container of {component} runs on its own port, {app_port} is served")]
 
 
-class SidecarPortConflict(Scenario):
+class _PortConflict(ServiceFault):
+    """Two processes of one pod want the service's port; ``second`` names the container that is not the app."""
+
+    #: the variant key naming the second container
+    second_key: ClassVar[str] = "second"
+
+    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+        v = self.variant
+        return _port_checks(backend, self.namespace, v["service"], (v["container"], v[self.second_key]), v["port"]) + [pods_ready_check(backend, self.namespace, v["service"])]
+
+
+class SidecarPortConflict(_PortConflict):
     family = "SidecarPortConflict"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -197,14 +203,13 @@ class SidecarPortConflict(Scenario):
         "one feature fails for users. The pod shows one container restarting over and over; the metrics team insists "
         "their collector must stay."
     )
+    second_key = "sidecar"
     mechanism = Mechanism(
         "sidecar_port_conflict",
         "kubernetes",
         "a sidecar configured to listen on the app container's port: two processes in one pod bind one port",
         (
-            _BIND,
-            r"\bport (?:conflict|collision|clash)\b",
-            r"\b(?:same|one) port\b",
+            *_PORT_CONFLICT,
             r"\bsidecar\b[^.;\n]{0,80}?\b(?:port|listen\w*)\b",
             r"\b(?:port|listen\w*)\b[^.;\n]{0,80}?\bsidecar\b",
         ),
@@ -212,7 +217,7 @@ class SidecarPortConflict(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        service = str(rng.choice(_GO))
+        service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         return {"service": service, "container": comp.container, "port": comp.listen_port, "sidecar": "statsd-exporter", "image": "prom/statsd-exporter:v0.26.1", "sidecar_port": 9102}
 
@@ -231,23 +236,14 @@ class SidecarPortConflict(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="sidecar and app container bind the same port",
-            summary=(
-                f"The {v['sidecar']} sidecar added to deployment/{v['service']} is configured with --web.listen-address=:{v['port']}, the port the "
-                f"{v['service']} process serves on. Containers of a pod share one network namespace, so the process that binds port {v['port']} second "
-                f"exits with 'bind: address already in use' and crash-loops; the pod never becomes ready and service/{v['service']} has no endpoints. "
-                f"The sidecar belongs on its own port ({v['sidecar_port']}). " + impact(self.app, v["service"])
-            ),
-            details={"mechanism_id": "sidecar_port_conflict", "port": v["port"], "sidecar": v["sidecar"], "sidecar_port": v["sidecar_port"], "container": v["container"]},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "sidecar and app container bind the same port",
+            f"The {v['sidecar']} sidecar added to deployment/{v['service']} is configured with --web.listen-address=:{v['port']}, the port the "
+            f"{v['service']} process serves on. Containers of a pod share one network namespace, so the process that binds port {v['port']} second "
+            f"exits with 'bind: address already in use' and crash-loops; the pod never becomes ready and service/{v['service']} has no endpoints. "
+            f"The sidecar belongs on its own port ({v['sidecar_port']}). ",
+            {"mechanism_id": "sidecar_port_conflict", "port": v["port"], "sidecar": v["sidecar"], "sidecar_port": v["sidecar_port"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -261,24 +257,14 @@ class SidecarPortConflict(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_sidecar": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/1"}])],
+        return self.service_wrong_fixes(
+            remove_sidecar=[json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/1"}])],
             # the declared containerPort is documentation: the process still binds what its flags say
-            "change_declared_port": [json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/1/ports/0/containerPort", "value": 9103}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return _port_checks(backend, self.namespace, v["service"], (v["container"], v["sidecar"]), v["port"]) + [pods_ready_check(backend, self.namespace, v["service"])]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+            change_declared_port=[json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/containers/1/ports/0/containerPort", "value": 9103}])],
+        )
 
 
-class ServicePortConflict(Scenario):
+class ServicePortConflict(_PortConflict):
     family = "ServicePortConflict"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -289,23 +275,22 @@ class ServicePortConflict(Scenario):
         "set. Since then some pages fail intermittently; the database pod shows 1/2 containers ready and one of them "
         "keeps restarting."
     )
+    intermittent = True
     mechanism = Mechanism(
         "service_port_conflict",
         "kubernetes",
         "two service containers in one pod configured for the same port",
         (
-            _BIND,
-            r"\bport (?:conflict|collision|clash)\b",
-            r"\b(?:same|one) port\b",
+            *_PORT_CONFLICT,
             r"\b(?:two|both|second) (?:mongod|containers?|process(?:es)?|instances?)\b[^.;\n]{0,60}?\bport\b",
         ),
         detail_keys=("port", "second_container"),
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_REQUEST_DBS))
+        db = str(rng.choice(REQUEST_DBS))
         comp = self.app.component(db)
-        callers = tuple(sorted(c.name for c in self.app.components if any(d.service == db for d in c.dependencies)))
+        callers = tuple(callers_of(self.app, db))
         return {"service": db, "container": comp.container, "port": comp.listen_port, "second": f"{db}-arbiter", "free_port": 27018, "image": comp.image, "callers": callers}
 
     def inject(self, backend: "SimBackend") -> None:
@@ -315,23 +300,15 @@ class ServicePortConflict(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="two containers of one pod bind the same port",
-            summary=(
-                f"deployment/{v['service']} now runs a second mongod container ({v['second']}) with the default port {v['port']}, the port the main "
-                f"mongod serves. Both processes share the pod's network namespace, so the second one fails with 'Address already in use' (exit 48) and "
-                f"crash-loops; the pod never becomes Ready and service/{v['service']} has no endpoints, so {', '.join(v['callers'])} fail on it. "
-                f"The second mongod needs its own port (--port {v['free_port']}). " + impact(self.app, v["service"])
-            ),
-            details={"mechanism_id": "service_port_conflict", "port": v["port"], "second_container": v["second"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.service_cause(
+            "two containers of one pod bind the same port",
+            f"deployment/{v['service']} now runs a second mongod container ({v['second']}) with the default port {v['port']}, the port the main "
+            f"mongod serves. Both processes share the pod's network namespace, so the second one fails with 'Address already in use' (exit 48) and "
+            f"crash-loops; the pod never becomes Ready and service/{v['service']} has no endpoints, so {', '.join(v['callers'])} fail on it. "
+            f"The second mongod needs its own port (--port {v['free_port']}). ",
+            {"mechanism_id": "service_port_conflict", "port": v["port"], "second_container": v["second"], "container": v["container"]},
+            affected=self.with_callers(v["callers"]),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -353,17 +330,7 @@ class ServicePortConflict(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "remove_failing_container": [json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/1"}])],
-            "retarget_service": [json_patch("service", v["service"], ns, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": v["free_port"]}])],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return _port_checks(backend, self.namespace, v["service"], (v["container"], v["second"]), v["port"]) + [pods_ready_check(backend, self.namespace, v["service"])]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return self.service_wrong_fixes(
+            remove_failing_container=[json_patch("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/containers/1"}])],
+            retarget_service=[json_patch("service", v["service"], ns, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": v["free_port"]}])],
+        )

@@ -19,20 +19,19 @@ import numpy as np
 
 from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
-from .pods_common import json_patch, live_pods, pods_ready_check, replicaset_after
+from .app_common import callers_fail, callers_of
+from .base import RootCause
+from .pods_common import REQUEST_DBS, json_patch, live_pods, pods_ready_check, replicaset_after, replicaset_only_fix
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
 __all__ = ["PVCMismatch", "DuplicatePVCMounts", "PVAffinityViolation"]
 
-_REQUEST_DBS = ("mongodb-rate", "mongodb-profile", "mongodb-reservation")
 _ALL_DBS = ("mongodb-geo", "mongodb-rate", "mongodb-profile", "mongodb-recommendation", "mongodb-reservation", "mongodb-user")
 _CLAIM_PATH = "/spec/template/spec/volumes/0/persistentVolumeClaim/claimName"
 
@@ -42,7 +41,7 @@ def _volume_facts(backend: "SimBackend", namespace: str, db: str) -> dict[str, A
     pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, namespace)
     pv = backend.api.get("PersistentVolume", pvc["spec"]["volumeName"])
     node = pv["metadata"]["annotations"]["local.path.provisioner/selected-node"]
-    callers = tuple(sorted(c.name for c in HOTEL_RESERVATION.components if any(d.service == db for d in c.dependencies)))
+    callers = tuple(callers_of(HOTEL_RESERVATION, db))
     return {"service": db, "container": comp.container, "claim": comp.volume_claim, "pv": pv["metadata"]["name"], "pv_node": node, "callers": callers}
 
 
@@ -64,15 +63,29 @@ def _data_check(backend: "SimBackend", namespace: str, db: str, claim: str, pv: 
     return Check("data_volume_mounted", not bad, "; ".join(bad) if bad else f"{db} runs on {claim} ({pv}), its own data")
 
 
-def _impact_tail(v: dict[str, Any]) -> str:
-    return f"{', '.join(v['callers'])} {'fails' if len(v['callers']) == 1 else 'fail'} on it. " + impact(HOTEL_RESERVATION, v["service"])
+class _DataVolumeFault(ServiceFault):
+    """A database Deployment wired to the wrong volume: its callers fail while it is down."""
+
+    app = HOTEL_RESERVATION
+    layer = "kubernetes"
+    intermittent = True
+
+    def volume_cause(self, mechanism: str, summary: str, details: dict[str, Any], epilogue: str = "") -> RootCause:
+        """The ground truth: ``summary``, then that the database's callers fail on it and what users lose."""
+        callers = self.variant["callers"]
+        return self.service_cause(mechanism, summary + callers_fail(callers) + " ", details, affected=self.with_callers(callers), epilogue=epilogue)
+
+    #: the repair restores the database's own claim: its template is as it was
+    repaired_kind = None
+
+    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+        v = self.variant
+        return [_data_check(backend, self.namespace, v["service"], v["claim"], v["pv"]), pods_ready_check(backend, self.namespace, v["service"])]
 
 
 # --------------------------------------------------------------------------- wrong claim
-class PVCMismatch(Scenario):
+class PVCMismatch(_DataVolumeFault):
     family = "PVCMismatch"
-    app = HOTEL_RESERVATION
-    layer = "kubernetes"
     difficulty = "easy"
     summary = "A hotel-reservation database did not come back after a configuration change."
     description = (
@@ -93,7 +106,7 @@ class PVCMismatch(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_REQUEST_DBS))
+        db = str(rng.choice(REQUEST_DBS))
         facts = _volume_facts(backend, self.namespace, db)
         short = db.removeprefix("mongodb-")
         bad = str(rng.choice((f"{short}-data", f"{short}-pvc-0", f"{db}-pvc", f"{short}-volume")))
@@ -106,22 +119,12 @@ class PVCMismatch(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="wrong PersistentVolumeClaim name in the pod template",
-            summary=(
-                f"deployment/{v['service']} mounts claim {v['bad_claim']}, which does not exist (its data is on claim {v['claim']}). The scheduler reports "
-                f'persistentvolumeclaim "{v["bad_claim"]}" not found, so the new pod stays Pending and the Recreate rollout already removed the old one; '
-                + _impact_tail(v)
-            ),
-            details={"mechanism_id": "pvc_mismatch", "bad_claim": v["bad_claim"], "claim": v["claim"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.volume_cause(
+            "wrong PersistentVolumeClaim name in the pod template",
+            f"deployment/{v['service']} mounts claim {v['bad_claim']}, which does not exist (its data is on claim {v['claim']}). The scheduler reports "
+            f'persistentvolumeclaim "{v["bad_claim"]}" not found, so the new pod stays Pending and the Recreate rollout already removed the old one; ',
+            {"mechanism_id": "pvc_mismatch", "bad_claim": v["bad_claim"], "claim": v["claim"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -141,30 +144,18 @@ class PVCMismatch(Scenario):
             f"  name: {v['bad_claim']}\n  namespace: {ns}\nspec:\n  accessModes: [ReadWriteOnce]\n  storageClassName: local-path\n"
             "  resources:\n    requests:\n      storage: 1Gi\n"
         )
-        return {
-            # an empty new volume: the database starts without its data
-            "create_missing_claim": [f"kubectl apply -f - <<'EOF'\n{manifest}EOF", "sleep 30"],
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
+        # an empty new volume: the database starts without its data
+        return {"create_missing_claim": [f"kubectl apply -f - <<'EOF'\n{manifest}EOF", "sleep 30"], **self.blind_fixes(v["service"])}
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         v = self.variant
-        ns = self.namespace
         # the claim fixed in the ReplicaSet only: the next rollout brings the wrong one back
-        return {"replicaset_only": [json_patch("replicaset", v["rs"], ns, [{"op": "replace", "path": _CLAIM_PATH, "value": v["claim"]}]), f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}", "sleep 20"]}
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [_data_check(backend, self.namespace, v["service"], v["claim"], v["pv"]), pods_ready_check(backend, self.namespace, v["service"])]
+        return {"replicaset_only": replicaset_only_fix(self.namespace, v["rs"], v["service"], [{"op": "replace", "path": _CLAIM_PATH, "value": v["claim"]}])}
 
 
 # --------------------------------------------------------------------------- a claim shared by two databases
-class DuplicatePVCMounts(Scenario):
+class DuplicatePVCMounts(_DataVolumeFault):
     family = "DuplicatePVCMounts"
-    app = HOTEL_RESERVATION
-    layer = "kubernetes"
     difficulty = "hard"
     summary = "A hotel-reservation database crash-loops right after a deployment change."
     description = (
@@ -188,7 +179,7 @@ class DuplicatePVCMounts(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_REQUEST_DBS))
+        db = str(rng.choice(REQUEST_DBS))
         other = str(rng.choice(sorted(set(_ALL_DBS) - {db})))
         facts = _volume_facts(backend, self.namespace, db)
         ofacts = _volume_facts(backend, self.namespace, other)
@@ -200,22 +191,13 @@ class DuplicatePVCMounts(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="a ReadWriteOnce claim shared by two database deployments",
-            summary=(
-                f"deployment/{v['service']} mounts claim {v['other_claim']}, the ReadWriteOnce volume of {v['other']}, instead of its own claim {v['claim']}. "
-                f"Its pod lands on {v['other_node']} beside {v['other']}, whose mongod already holds the data directory, so the new mongod exits with "
-                f"DBPathInUse (cannot lock mongod.lock) and crash-loops; " + _impact_tail(v)
-            ),
-            details={"mechanism_id": "shared_rwo_claim", "other_claim": v["other_claim"], "claim": v["claim"], "other": v["other"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.volume_cause(
+            "a ReadWriteOnce claim shared by two database deployments",
+            f"deployment/{v['service']} mounts claim {v['other_claim']}, the ReadWriteOnce volume of {v['other']}, instead of its own claim {v['claim']}. "
+            f"Its pod lands on {v['other_node']} beside {v['other']}, whose mongod already holds the data directory, so the new mongod exits with "
+            f"DBPathInUse (cannot lock mongod.lock) and crash-loops; ",
+            {"mechanism_id": "shared_rwo_claim", "other_claim": v["other_claim"], "claim": v["claim"], "other": v["other"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -227,26 +209,15 @@ class DuplicatePVCMounts(Scenario):
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        v = self.variant
-        ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            # frees the lock for the wrong database: it now serves the other one's data
-            "scale_db_to_zero": [f"kubectl scale deployment/{v['other']} -n {ns} --replicas=0", "sleep 30"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [_data_check(backend, self.namespace, v["service"], v["claim"], v["pv"]), pods_ready_check(backend, self.namespace, v["service"])]
+        # frees the lock for the wrong database: it now serves the other one's data
+        return self.service_wrong_fixes(scale_db_to_zero=[f"kubectl scale deployment/{self.variant['other']} -n {self.namespace} --replicas=0", "sleep 30"])
 
 
 # --------------------------------------------------------------------------- node pin vs. volume node affinity
-class PVAffinityViolation(Scenario):
+class PVAffinityViolation(_DataVolumeFault):
     family = "PVAffinityViolation"
-    app = HOTEL_RESERVATION
-    layer = "kubernetes"
+    #: pinning the database to the node its volume is on is a legitimate repair too
+    repaired_kind = "Deployment"
     difficulty = "medium"
     summary = "A hotel-reservation database cannot be scheduled after it was moved to another node."
     description = (
@@ -270,7 +241,7 @@ class PVAffinityViolation(Scenario):
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        db = str(rng.choice(_REQUEST_DBS))
+        db = str(rng.choice(REQUEST_DBS))
         facts = _volume_facts(backend, self.namespace, db)
         workers = sorted(n["metadata"]["name"] for n in backend.api.list("Node") if "node-role.kubernetes.io/control-plane" not in (n["metadata"].get("labels") or {}))
         pinned = str(rng.choice([w for w in workers if w != facts["pv_node"]]))
@@ -283,23 +254,14 @@ class PVAffinityViolation(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="node selector conflicts with the local PersistentVolume's node affinity",
-            summary=(
-                f"deployment/{v['service']} was pinned with nodeSelector kubernetes.io/hostname={v['pinned_node']}, but its data is on a local "
-                f"PersistentVolume ({v['pv']}) whose node affinity requires {v['pv_node']}. No node satisfies both: the scheduler reports a volume node "
-                f"affinity conflict, the pod stays Pending and the old one is gone; " + _impact_tail(v)
-                + f" The nodes themselves are healthy: {v['pv_node']} is fine and {v['pinned_node']} is fine."
-            ),
-            details={"mechanism_id": "pv_node_affinity_conflict", "pinned_node": v["pinned_node"], "pv_node": v["pv_node"], "pv": v["pv"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return self.volume_cause(
+            "node selector conflicts with the local PersistentVolume's node affinity",
+            f"deployment/{v['service']} was pinned with nodeSelector kubernetes.io/hostname={v['pinned_node']}, but its data is on a local "
+            f"PersistentVolume ({v['pv']}) whose node affinity requires {v['pv_node']}. No node satisfies both: the scheduler reports a volume node "
+            f"affinity conflict, the pod stays Pending and the old one is gone; ",
+            {"mechanism_id": "pv_node_affinity_conflict", "pinned_node": v["pinned_node"], "pv_node": v["pv_node"], "pv": v["pv"], "container": v["container"]},
+            epilogue=f" The nodes themselves are healthy: {v['pv_node']} is fine and {v['pinned_node']} is fine.",
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -317,20 +279,9 @@ class PVAffinityViolation(Scenario):
         return {
             # any node but the volume's conflicts with its node affinity
             "pin_elsewhere": [json_patch("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/nodeSelector", "value": {"kubernetes.io/hostname": third}}])],
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
+            **self.blind_fixes(v["service"]),
         }
-
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        v = self.variant
-        return [_data_check(backend, self.namespace, v["service"], v["claim"], v["pv"]), pods_ready_check(backend, self.namespace, v["service"])]
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         v = self.variant
-        ns = self.namespace
-        return {"replicaset_only": [json_patch("replicaset", v["rs"], ns, [{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]), f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}", "sleep 20"]}
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        # pinning the database to the node its volume is on is a legitimate repair too
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return {"replicaset_only": replicaset_only_fix(self.namespace, v["rs"], v["service"], [{"op": "remove", "path": "/spec/template/spec/nodeSelector"}])}

@@ -20,9 +20,13 @@ from sre_env.sim.probes import run_probe
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["json_patch", "live_pods", "pods_ready_check", "probe_check", "container_index", "replicaset_after", "STABLE_S"]
+__all__ = ["GO_SERVICES", "REQUEST_DBS", "json_patch", "live_pods", "pods_ready_check", "probe_check", "container_index", "replicaset_after", "replicaset_only_fix", "STABLE_S"]
 
 Obj = dict[str, Any]
+#: hotel-reservation's Go services (the order is part of the seeded variants)
+GO_SERVICES = ("frontend", "search", "geo", "rate", "profile", "recommendation", "user", "reservation")
+#: databases read on a request path, whose Deployments use the Recreate strategy (order: seeded variants)
+REQUEST_DBS = ("mongodb-rate", "mongodb-profile", "mongodb-reservation")
 #: a container counts as stable once it has run this long without being restarted
 STABLE_S = 30.0
 
@@ -30,6 +34,15 @@ STABLE_S = 30.0
 def json_patch(kind: str, name: str, namespace: str, ops: list[Obj]) -> str:
     """``kubectl patch <kind> <name> --type=json -p '<ops>'`` as an agent would type it."""
     return f"kubectl patch {kind} {name} -n {namespace} --type=json -p '{json.dumps(ops, separators=(',', ':'))}'"
+
+
+def replicaset_only_fix(namespace: str, replicaset: str, service: str, ops: list[Obj]) -> list[str]:
+    """A repair made in the ReplicaSet the rollout created, its pods recreated from it.
+
+    It works until the next rollout renders the Deployment's (still broken) template
+    again: the non-durable fix every pod-template scenario offers.
+    """
+    return [json_patch("replicaset", replicaset, namespace, ops), f"kubectl delete pod -n {namespace} -l io.kompose.service={service}", "sleep 20"]
 
 
 def replicaset_after(backend: "SimBackend", namespace: str, deployment: str, patch: Any, patch_type: str = "strategic") -> str:

@@ -28,6 +28,7 @@ from sre_env.sim.images import split_image
 from .app_common import callers_of, live_pods, pods_serving
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
+from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -132,7 +133,7 @@ class IncorrectImage(Scenario):
         return [_image_check(backend, self.namespace, v["database"], v["container"], v["image"]), pods_serving(backend, self.namespace, v["database"])]
 
 
-class IncorrectImageWrongCommand(Scenario):
+class IncorrectImageWrongCommand(ServiceFault):
     family = "IncorrectImage"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -163,22 +164,14 @@ class IncorrectImageWrongCommand(Scenario):
             if missing
             else f"that program serves its own API on port {other.listen_port} instead of {self.app.component(v['service']).listen_port}, so callers are refused"
         )
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="container runs the wrong command",
-            summary=(
-                f"deployment/{v['service']}'s container command was changed to the wrong binary {v['command']} (it must run {v['previous_command']}); "
-                f"{effect}; deployment/{self.app.entrypoint} returns errors. " + impact(self.app, v["service"])
-            ),
-            details={"command": v["command"], "previous_command": v["previous_command"], "container": v["container"], "mechanism_id": "incorrect_image"},
+        return self.service_cause(
+            "container runs the wrong command",
+            f"deployment/{v['service']}'s container command was changed to the wrong binary {v['command']} (it must run {v['previous_command']}); "
+            f"{effect}; deployment/{self.app.entrypoint} returns errors. ",
+            {"command": v["command"], "previous_command": v["previous_command"], "container": v["container"], "mechanism_id": "incorrect_image"},
             # naming the binary that runs names a component of the same name: not a bystander here
             affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}", f"deployment/{v['command']}"))),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -192,15 +185,7 @@ class IncorrectImageWrongCommand(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "repull_image": [f"kubectl set image deployment/{v['service']} -n {ns} {v['container']}={self.app.component(v['service']).image}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return self.service_wrong_fixes(repull_image=[f"kubectl set image deployment/{v['service']} -n {ns} {v['container']}={self.app.component(v['service']).image}"])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -216,10 +201,11 @@ class IncorrectImageWrongCommand(Scenario):
 _BUGGY = {"recommendation": "0.9.2", "profile": "0.9.3", "rate": "0.9.4"}
 
 
-class BuggyRelease(Scenario):
+class BuggyRelease(ServiceFault):
     family = "BuggyRelease"
     app = HOTEL_RESERVATION
     layer = "application"
+    intermittent = True
     difficulty = "medium"
     summary = "Errors on some hotel-reservation pages since today's release."
     description = (
@@ -256,22 +242,13 @@ class BuggyRelease(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="application",
-            mechanism="buggy release",
-            summary=(
-                f"deployment/{v['service']} was rolled out to a new version, image {v['image']} (previous {v['previous_image']}), whose code has a bug: "
-                f"part of its requests fail with '{v['error']}' and deployment/{self.app.entrypoint} returns HTTP 500 for them. "
-                "Rolling back to the previous version fixes it. " + impact(self.app, v["service"])
-            ),
-            details={"image": v["image"], "previous_image": v["previous_image"], "error": v["error"], "mechanism_id": "buggy_release"},
-            affected=tuple(dict.fromkeys((f"deployment/{v['service']}", f"deployment/{self.app.entrypoint}"))),
+        return self.service_cause(
+            "buggy release",
+            f"deployment/{v['service']} was rolled out to a new version, image {v['image']} (previous {v['previous_image']}), whose code has a bug: "
+            f"part of its requests fail with '{v['error']}' and deployment/{self.app.entrypoint} returns HTTP 500 for them. "
+            "Rolling back to the previous version fixes it. ",
+            {"image": v["image"], "previous_image": v["previous_image"], "error": v["error"], "mechanism_id": "buggy_release"},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=True)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -285,16 +262,10 @@ class BuggyRelease(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        return {
-            "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
-            "delete_pods": [f"kubectl delete pod -n {ns} -l io.kompose.service={v['service']}"],
-            "scale_up": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"],
-            "restart_frontend": [f"kubectl rollout restart deployment/{self.app.entrypoint} -n {ns}"],
-            "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
-        }
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+        return self.service_wrong_fixes(
+            scale_up=[f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"],
+            restart_frontend=[f"kubectl rollout restart deployment/{self.app.entrypoint} -n {ns}"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant

@@ -3,18 +3,40 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from sre_env.rewards.base import Check
 from sre_env.sim.apps.base import AppSpec
 
+from .app_common import callers_of
+from .base import RootCause
+from .service_fault import ServiceFault
+
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["STATELESS", "and_list", "callers_of", "common_wrong_fixes", "find", "gone", "json_patch_cmd", "label_of", "pods_running_check"]
+__all__ = ["SOCIAL_SERVICES", "SOCIAL_STORES", "STATELESS", "UnreachableService", "and_list", "callers_of", "find", "gone", "json_patch_cmd", "label_of", "pods_running_check"]
 
 #: Go services on a request path (``user`` serves 0.5 % of requests: too little to notice)
 STATELESS = ("frontend", "search", "geo", "rate", "profile", "recommendation", "reservation")
+
+#: social-network services on a request path of the wrk2 mix (media-frontend and jaeger are not)
+SOCIAL_SERVICES = (
+    "nginx-thrift",
+    "compose-post-service",
+    "home-timeline-service",
+    "user-timeline-service",
+    "post-storage-service",
+    "social-graph-service",
+    "text-service",
+    "user-service",
+    "url-shorten-service",
+    "user-mention-service",
+    "unique-id-service",
+    "media-service",
+)
+#: social-network stores on a request path
+SOCIAL_STORES = ("home-timeline-redis", "post-storage-mongodb")
 
 
 def find(backend: "SimBackend", kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
@@ -29,10 +51,6 @@ def gone(kind: str, name: str) -> Check:
 def label_of(app: AppSpec, name: str) -> str:
     """``-l`` selector for a component's pods (``io.kompose.service=geo``, ``service=text-service``)."""
     return f"{app.label_key}={name}"
-
-
-def callers_of(app: AppSpec, service: str) -> list[str]:
-    return sorted(c.name for c in app.components if any(d.service == service for d in c.dependencies))
 
 
 def and_list(names: list[str]) -> str:
@@ -59,11 +77,21 @@ def pods_running_check(backend: "SimBackend", app: AppSpec, component: str, name
     return Check(name, not bad, "; ".join(bad) if bad else f"every {component} pod is scheduled and ready")
 
 
-def common_wrong_fixes(app: AppSpec, deployment: str) -> dict[str, list[str]]:
-    """Blind restarts and removing the failing component: never a repair for these faults."""
-    namespace = app.namespace
-    return {
-        "rollout_restart": [f"kubectl rollout restart deployment/{deployment} -n {namespace}"],
-        "delete_pods": [f"kubectl delete pod -n {namespace} -l {label_of(app, deployment)}"],
-        "scale_to_zero": [f"kubectl scale deployment/{deployment} -n {namespace} --replicas=0"],
-    }
+class UnreachableService(ServiceFault):
+    """A fault that takes ``variant["service"]`` away from its callers: no pod runs, or nothing routes to one.
+
+    The ground truth lists the service and its callers, and says who cannot reach
+    it; engineers start from the service's pods and the events on them.
+    """
+
+    def callers(self) -> list[str]:
+        return callers_of(self.app, self.variant["service"])
+
+    def unreachable_cause(self, mechanism: str, summary: str, details: Mapping[str, Any], *, kind: str = "deployment") -> RootCause:
+        """``summary`` (which says who cannot reach the service), what users lose; the service and its callers affected."""
+        return self.service_cause(mechanism, summary, details, affected=self.with_callers(self.callers(), kind), kind=kind)
+
+    def inspect_pods(self) -> list[str]:
+        """Where an engineer starts: the service's pods, and the events that say why they do not run."""
+        ns, selector = self.namespace, label_of(self.app, self.variant["service"])
+        return [f"kubectl get pods -n {ns} -l {selector}", f"kubectl describe pod -n {ns} -l {selector}"]

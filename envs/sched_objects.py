@@ -20,9 +20,8 @@ from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network import resolve_route
 
-from .base import RootCause, Scenario
-from .briefs import impact, user_report
-from .sched_common import and_list as _and, find, gone, STATELESS, callers_of, common_wrong_fixes, json_patch_cmd
+from .base import RootCause
+from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, json_patch_cmd
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -38,8 +37,10 @@ def _route_check(backend: "SimBackend", namespace: str, service: str, port: int,
     return Check(name, ok, f"{service}:{port} reaches a listening pod in {route.ok:.0%} of connections" + (f" ({route.error})" if route.error else ""))
 
 
-class WrongServiceSelector(Scenario):
+class WrongServiceSelector(UnreachableService):
     family = "WrongServiceSelector"
+    #: the repair puts the Service's selector back as it was
+    repaired_kind = None
     app = HOTEL_RESERVATION
     #: services whose selector may be broken (on a request path)
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -87,26 +88,15 @@ class WrongServiceSelector(Scenario):
         v = self.variant
         key = self.app.label_key
         what = "matches no pods at all" if v["mode"] == "none" else f"selects the {v['wrong']} pods, which do not listen on port {v['port']}"
-        return RootCause(
-            component=f"service/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="wrong service selector",
-            summary=(
-                f"service/{v['service']} has a broken selector: {key}={v['wrong']} instead of {key}={v['service']}; "
-                f"it {what}. The {v['service']} pods themselves are healthy; {_and(callers_of(self.app, v['service']))} cannot reach {v['service']}. " + impact(self.app, v["service"])
-            ),
-            details={"selector": f"{key}={v['wrong']}", "expected_selector": f"{key}={v['service']}", "wrong_label": v["wrong"]},
-            affected=tuple(
-                [f"service/{v['service']}"]
-                + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]
-                # the pods it selects by mistake receive traffic they cannot serve
-                + ([f"deployment/{v['wrong']}"] if v["mode"] == "other" else [])
-            ),
+        return self.service_cause(
+            "wrong service selector",
+            f"service/{v['service']} has a broken selector: {key}={v['wrong']} instead of {key}={v['service']}; "
+            f"it {what}. The {v['service']} pods themselves are healthy; {_and(self.callers())} cannot reach {v['service']}. ",
+            {"selector": f"{key}={v['wrong']}", "expected_selector": f"{key}={v['service']}", "wrong_label": v["wrong"]},
+            kind="service",
+            # the pods it selects by mistake receive traffic they cannot serve
+            affected=self.with_callers(self.callers(), "service") + ((f"deployment/{v['wrong']}",) if v["mode"] == "other" else ()),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -121,9 +111,7 @@ class WrongServiceSelector(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
-        fixes["delete_service"] = [f"kubectl delete service {v['service']} -n {ns}"]
-        return fixes
+        return self.service_wrong_fixes(delete_service=[f"kubectl delete service {v['service']} -n {ns}"])
 
     def non_durable_fixes(self) -> dict[str, list[str]]:
         """Relabelling the running pods to match the bad selector serves until they are replaced."""
@@ -138,7 +126,7 @@ class WrongServiceSelector(Scenario):
         return [_route_check(backend, self.namespace, v["service"], v["port"], "service_selects_its_pods")]
 
 
-class MissingService(Scenario):
+class MissingService(UnreachableService):
     family = "MissingService"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS + _DB_ON_PATH
@@ -173,23 +161,13 @@ class MissingService(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        callers = callers_of(self.app, v["service"])
-        return RootCause(
-            component=f"service/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="service deleted",
-            summary=(
-                f"A clean-up job deleted the Kubernetes Service that fronts the {v['service']} pods (service/{v['service']}, port {v['port']}); "
-                f"the pods are healthy but the name {v['service']} no longer resolves, "
-                f"so {_and(callers) if callers else 'clients'} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"service": v["service"], "port": v["port"]},
-            affected=tuple([f"service/{v['service']}"] + [f"deployment/{c}" for c in callers]),
+        return self.unreachable_cause(
+            "service deleted",
+            f"A clean-up job deleted the Kubernetes Service that fronts the {v['service']} pods (service/{v['service']}, port {v['port']}); "
+            f"the pods are healthy but the name {v['service']} no longer resolves, so {_and(self.callers()) if self.callers() else 'clients'} cannot reach it. ",
+            {"service": v["service"], "port": v["port"]},
+            kind="service",
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -203,8 +181,8 @@ class MissingService(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        callers = callers_of(self.app, v["service"])
-        fixes = common_wrong_fixes(self.app, v["service"])
+        callers = self.callers()
+        fixes = self.blind_fixes(v["service"])
         if callers:
             fixes["restart_callers"] = [f"kubectl rollout restart deployment/{c} -n {ns}" for c in callers]
         wrong = yaml.safe_load(v["manifest"])
@@ -221,8 +199,10 @@ class MissingService(Scenario):
         return [AllowedChange("Service", self.namespace, self.variant["service"], "created")]
 
 
-class ScalePodZero(Scenario):
+class ScalePodZero(UnreachableService):
     family = "ScalePodZero"
+    #: the repair scales the Deployment back to its baseline
+    repaired_kind = None
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS + _DB_ON_PATH
     layer = "kubernetes"
@@ -255,22 +235,12 @@ class ScalePodZero(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        callers = callers_of(self.app, v["service"])
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="deployment scaled to zero replicas",
-            summary=(
-                f"deployment/{v['service']} was scaled to 0 replicas (baseline {v['replicas']}); with no pods behind service/{v['service']}, "
-                f"{_and(callers) if callers else 'clients'} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"deployment": v["service"], "expected_replicas": v["replicas"], "replicas": 0},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers]),
+        return self.unreachable_cause(
+            "deployment scaled to zero replicas",
+            f"deployment/{v['service']} was scaled to 0 replicas (baseline {v['replicas']}); with no pods behind service/{v['service']}, "
+            f"{_and(self.callers()) if self.callers() else 'clients'} cannot reach it. ",
+            {"deployment": v["service"], "expected_replicas": v["replicas"], "replicas": 0},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -283,7 +253,7 @@ class ScalePodZero(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        callers = callers_of(self.app, v["service"])
+        callers = self.callers()
         return {
             "rollout_restart": [f"kubectl rollout restart deployment/{v['service']} -n {ns}"],
             "restart_callers": [f"kubectl rollout restart deployment/{c} -n {ns}" for c in callers or [self.app.entrypoint]],

@@ -14,13 +14,12 @@ import yaml
 
 from sre_env.faults.scheduling import RedeployDeployment, TaintNode, manifest_of
 from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, find, gone, STATELESS, callers_of, common_wrong_fixes, json_patch_cmd, label_of, pods_running_check
+from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, callers_of, json_patch_cmd, label_of, pods_running_check
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -34,7 +33,7 @@ def _original(backend: "SimBackend", namespace: str, name: str) -> str:
     return yaml.safe_dump(manifest_of(backend.api.get("Deployment", name, namespace)), sort_keys=True)
 
 
-class NonExistentNode(Scenario):
+class NonExistentNode(UnreachableService):
     family = "NonExistentNode"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -73,39 +72,22 @@ class NonExistentNode(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="nodeSelector matches no node",
-            summary=(
-                f"deployment/{v['service']} was re-created with nodeSelector {v['label']}={v['value']}, which no node has; its pod is unschedulable "
-                f"(FailedScheduling: didn't match Pod's node affinity/selector) and stays Pending, so {_and(callers_of(self.app, v['service']))} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"label": v["label"], "value": v["value"], "node_selector": f"{v['label']}={v['value']}"},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]),
+        return self.unreachable_cause(
+            "nodeSelector matches no node",
+            f"deployment/{v['service']} was re-created with nodeSelector {v['label']}={v['value']}, which no node has; its pod is unschedulable "
+            f"(FailedScheduling: didn't match Pod's node affinity/selector) and stays Pending, so {_and(self.callers())} cannot reach it. ",
+            {"label": v["label"], "value": v["value"], "node_selector": f"{v['label']}={v['value']}"},
         )
 
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
-
     def reference_solution(self) -> list[str]:
-        v = self.variant
-        ns = self.namespace
-        return [
-            f"kubectl get pods -n {ns} -l {label_of(self.app, v['service'])}",
-            f"kubectl describe pod -n {ns} -l {label_of(self.app, v['service'])}",
-            "kubectl get nodes --show-labels",
-            json_patch_cmd("deployment", v["service"], ns, [{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]),
-        ]
+        remove = [{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]
+        return [*self.inspect_pods(), "kubectl get nodes --show-labels", json_patch_cmd("deployment", self.variant["service"], self.namespace, remove)]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
-        v = self.variant
-        ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
-        fixes["rollout_undo"] = [f"kubectl rollout undo deployment/{v['service']} -n {ns}"]
-        fixes["uncordon_all"] = ["kubectl uncordon worker-1 worker-2 worker-3"]
-        return fixes
+        return self.service_wrong_fixes(
+            rollout_undo=[f"kubectl rollout undo deployment/{self.variant['service']} -n {self.namespace}"],
+            uncordon_all=["kubectl uncordon worker-1 worker-2 worker-3"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -119,10 +101,8 @@ class NonExistentNode(Scenario):
             pods_running_check(backend, self.app, v["service"]),
         ]
 
-    def allowed_changes(self) -> list[AllowedChange]:
-        # removing the selector leaves the template without the key the original never had: same as before;
-        # replacing it with a correct one is a legitimate edit
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
+    # allowed_changes: removing the selector leaves the template without the key the original never had,
+    # same as before; replacing it with a correct one is a legitimate edit (the Deployment stays modified)
 
 
 class TaintNoToleration(Scenario):
@@ -206,7 +186,7 @@ class TaintNoToleration(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["database"])
+        fixes = self.blind_fixes(v["database"])
         fixes["cordon_node"] = [f"kubectl cordon {v['node']}"]
         # a toleration puts the database back on a node still marked for maintenance and drifts its spec
         tol = [{"key": v["key"], "operator": "Exists", "effect": "NoExecute"}]
@@ -224,7 +204,7 @@ class TaintNoToleration(Scenario):
         return checks
 
 
-class AntiAffinityDeadlock(Scenario):
+class AntiAffinityDeadlock(UnreachableService):
     family = "AntiAffinityDeadlock"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -272,30 +252,20 @@ class AntiAffinityDeadlock(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="unsatisfiable required pod anti-affinity",
-            summary=(
-                f"deployment/{v['service']} was re-created with an unsatisfiable required pod anti-affinity rule (topologyKey {v['topology_key']}) against the data tier "
-                f"(its databases and caches); those pods run on every worker, so no node satisfies it "
-                f"and the pod stays Pending; {_and(callers_of(self.app, v['service']))} cannot reach {v['service']}. " + impact(self.app, v["service"])
-            ),
-            details={"topology_key": v["topology_key"], "selector": f"{self.app.label_key} in (" + ",".join(v["tier"]) + ")"},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]),
+        return self.unreachable_cause(
+            "unsatisfiable required pod anti-affinity",
+            f"deployment/{v['service']} was re-created with an unsatisfiable required pod anti-affinity rule (topologyKey {v['topology_key']}) against the data tier "
+            f"(its databases and caches); those pods run on every worker, so no node satisfies it "
+            f"and the pod stays Pending; {_and(self.callers())} cannot reach {v['service']}. ",
+            {"topology_key": v["topology_key"], "selector": f"{self.app.label_key} in (" + ",".join(v["tier"]) + ")"},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
         ns = self.namespace
         preferred = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": self._affinity()["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]}]}}
         return [
-            f"kubectl get pods -n {ns} -l {label_of(self.app, v['service'])}",
-            f"kubectl describe pod -n {ns} -l {label_of(self.app, v['service'])}",
+            *self.inspect_pods(),
             # relax the rule: keep the intent as a preference the scheduler may break
             json_patch_cmd("deployment", v["service"], ns, [{"op": "replace", "path": "/spec/template/spec/affinity", "value": preferred}]),
         ]
@@ -303,10 +273,10 @@ class AntiAffinityDeadlock(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
-        fixes["scale_up"] = [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"]
-        fixes["rollout_undo"] = [f"kubectl rollout undo deployment/{v['service']} -n {ns}"]
-        return fixes
+        return self.service_wrong_fixes(
+            scale_up=[f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"],
+            rollout_undo=[f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -318,6 +288,3 @@ class AntiAffinityDeadlock(Scenario):
             Check("rule_relaxed", not req, "the pod template still requires the anti-affinity" if req else "no required anti-affinity left"),
             pods_running_check(backend, self.app, v["service"]),
         ]
-
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]

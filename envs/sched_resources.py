@@ -26,7 +26,7 @@ from sre_env.sim.quota import namespace_usage
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, find, gone, STATELESS, callers_of, common_wrong_fixes, json_patch_cmd, label_of, pods_running_check
+from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, json_patch_cmd, label_of, pods_running_check
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -47,7 +47,7 @@ def _set_resources_cmd(namespace: str, deployment: str, resources: Obj) -> str:
     return json_patch_cmd("deployment", deployment, namespace, [{"op": "replace", "path": "/spec/template/spec/containers/0/resources", "value": resources}])
 
 
-class RequestTooLarge(Scenario):
+class RequestTooLarge(UnreachableService):
     family = "RequestTooLarge"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -93,43 +93,28 @@ class RequestTooLarge(Scenario):
     def root_cause(self) -> RootCause:
         v = self.variant
         alloc = "8 CPUs" if v["resource"] == "cpu" else "about 16Gi of memory"
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="resources larger than any node's allocatable capacity",
-            summary=(
-                f"deployment/{v['service']} requests {v['resource']}={v['request']}, more than any node's allocatable ({alloc} per worker): "
-                f"the scheduler reports Insufficient {v['resource']} on every node and the pod stays Pending, so {_and(callers_of(self.app, v['service']))} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"resource": v["resource"], "request": v["request"], "container": v["container"]},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]),
+        return self.unreachable_cause(
+            "resources larger than any node's allocatable capacity",
+            f"deployment/{v['service']} requests {v['resource']}={v['request']}, more than any node's allocatable ({alloc} per worker): "
+            f"the scheduler reports Insufficient {v['resource']} on every node and the pod stays Pending, so {_and(self.callers())} cannot reach it. ",
+            {"resource": v["resource"], "request": v["request"], "container": v["container"]},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
-        ns = self.namespace
-        return [
-            f"kubectl get pods -n {ns} -l {label_of(self.app, v['service'])}",
-            f"kubectl describe pod -n {ns} -l {label_of(self.app, v['service'])}",
-            "kubectl describe nodes",
-            _set_resources_cmd(ns, v["service"], json.loads(v["original"])),
-        ]
+        return [*self.inspect_pods(), "kubectl describe nodes", _set_resources_cmd(self.namespace, v["service"], json.loads(v["original"]))]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
         half = self._bad()
         amount = v["request"]
         half["requests"][v["resource"]] = half["limits"][v["resource"]] = (str(int(amount) // 2) if v["resource"] == "cpu" else f"{int(amount[:-2]) // 4}Gi")
-        # fits on a node now, but reserves a quarter of a worker or more for a service that uses a sliver
-        fixes["halve_request"] = [_set_resources_cmd(ns, v["service"], half)]
-        fixes["rollout_undo"] = [f"kubectl rollout undo deployment/{v['service']} -n {ns}"]
-        return fixes
+        return self.service_wrong_fixes(
+            # fits on a node now, but reserves a quarter of a worker or more for a service that uses a sliver
+            halve_request=[_set_resources_cmd(ns, v["service"], half)],
+            rollout_undo=[f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -147,11 +132,8 @@ class RequestTooLarge(Scenario):
             pods_running_check(backend, self.app, v["service"]),
         ]
 
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
 
-
-class LimitTooSmall(Scenario):
+class LimitTooSmall(UnreachableService):
     family = "LimitTooSmall"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -195,39 +177,25 @@ class LimitTooSmall(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"deployment/{v['service']}",
-            namespace=self.namespace,
-            layer="kubernetes",
-            mechanism="memory limit below the working set: OOMKilled",
-            summary=(
-                f"deployment/{v['service']} got a memory limit of {v['limit']} on container {v['container']}, below the ~{int(v['working_set_mib'])}Mi its process needs: "
-                f"the process is OOMKilled (exit code 137) as its memory grows at start-up and crash-loops, so {_and(callers_of(self.app, v['service']))} cannot reach it. " + impact(self.app, v["service"])
-            ),
-            details={"limit": v["limit"], "container": v["container"], "working_set": f"{int(v['working_set_mib'])}Mi"},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]),
+        return self.unreachable_cause(
+            "memory limit below the working set: OOMKilled",
+            f"deployment/{v['service']} got a memory limit of {v['limit']} on container {v['container']}, below the ~{int(v['working_set_mib'])}Mi its process needs: "
+            f"the process is OOMKilled (exit code 137) as its memory grows at start-up and crash-loops, so {_and(self.callers())} cannot reach it. ",
+            {"limit": v["limit"], "container": v["container"], "working_set": f"{int(v['working_set_mib'])}Mi"},
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
-        ns = self.namespace
-        return [
-            f"kubectl get pods -n {ns} -l {label_of(self.app, v['service'])}",
-            f"kubectl describe pod -n {ns} -l {label_of(self.app, v['service'])}",
-            f"kubectl set resources deployment/{v['service']} -n {ns} -c {v['container']} --limits=memory=256Mi --requests=memory=64Mi",
-        ]
+        return [*self.inspect_pods(), f"kubectl set resources deployment/{v['service']} -n {self.namespace} -c {v['container']} --limits=memory=256Mi --requests=memory=64Mi"]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
         doubled = f"{int(v['limit'][:-2]) * 2}Mi"
-        fixes["double_limit"] = [f"kubectl set resources deployment/{v['service']} -n {ns} -c {v['container']} --limits=memory={doubled}"]
-        fixes["scale_up"] = [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"]
-        return fixes
+        return self.service_wrong_fixes(
+            double_limit=[f"kubectl set resources deployment/{v['service']} -n {ns} -c {v['container']} --limits=memory={doubled}"],
+            scale_up=[f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant
@@ -244,14 +212,11 @@ class LimitTooSmall(Scenario):
             pods_running_check(backend, self.app, v["service"]),
         ]
 
-    def allowed_changes(self) -> list[AllowedChange]:
-        return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
-
 
 QUOTA_NAME = "compute-resources"
 
 
-class NamespaceQuota(Scenario):
+class NamespaceQuota(UnreachableService):
     family = "NamespaceQuota"
     app = HOTEL_RESERVATION
     targets: ClassVar[tuple[str, ...]] = STATELESS
@@ -276,6 +241,9 @@ class NamespaceQuota(Scenario):
         ),
         detail_keys=("quota", "hard_cpu"),
     )
+
+    #: the quota is raised; the redeployed Deployment is as it was
+    repaired_kind = None
 
     def extra_components(self) -> tuple[str, ...]:
         """The quota is a namespace object, not an app component; the grader must know its name."""
@@ -311,14 +279,11 @@ class NamespaceQuota(Scenario):
             summary=(
                 f"The ResourceQuota {QUOTA_NAME} caps requests.cpu at {v['hard_cpu']}, below what the namespace's pods already request; "
                 f"when deployment/{v['service']} was redeployed, its ReplicaSet's pod creation was forbidden (FailedCreate: exceeded quota) "
-                f"so {v['service']} has no pod and {_and(callers_of(self.app, v['service']))} cannot reach it. " + impact(self.app, v["service"])
+                f"so {v['service']} has no pod and {_and(self.callers())} cannot reach it. " + impact(self.app, v["service"])
             ),
             details={"quota": QUOTA_NAME, "hard_cpu": v["hard_cpu"], "resource": "requests.cpu"},
-            affected=tuple([f"deployment/{v['service']}"] + [f"deployment/{c}" for c in callers_of(self.app, v["service"])]),
+            affected=self.with_callers(self.callers()),
         )
-
-    def brief(self) -> str:
-        return user_report(self.app, self.variant["service"], intermittent=False)
 
     def reference_solution(self) -> list[str]:
         v = self.variant
@@ -333,12 +298,12 @@ class NamespaceQuota(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
-        fixes = common_wrong_fixes(self.app, v["service"])
-        # the guardrail is policy: removing it is not the team's call
-        fixes["delete_quota"] = [f"kubectl delete resourcequota {QUOTA_NAME} -n {ns}"]
         donor = "user" if v["service"] != "user" else "recommendation"
-        fixes["starve_another_service"] = [f"kubectl scale deployment/{donor} -n {ns} --replicas=0"]
-        return fixes
+        return self.service_wrong_fixes(
+            # the guardrail is policy: removing it is not the team's call
+            delete_quota=[f"kubectl delete resourcequota {QUOTA_NAME} -n {ns}"],
+            starve_another_service=[f"kubectl scale deployment/{donor} -n {ns} --replicas=0"],
+        )
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         v = self.variant

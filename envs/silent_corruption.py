@@ -20,9 +20,10 @@ from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 
+from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .node_isolation import LocalVolume, evacuation_commands, isolation_allowed_changes, local_volumes_on
+from .node_isolation import LocalVolume, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -74,7 +75,7 @@ class SilentDataCorruption(Scenario):
             "path": path,
             "fraction": float(rng.choice((0.02, 0.05))),
             "volumes": tuple((v.workload, v.claim, v.selector, v.storage, v.storage_class) for v in volumes),
-            "callers": tuple(sorted(c.name for c in self.app.components if any(d.service == comp.name for d in c.dependencies))),
+            "callers": tuple(callers_of(self.app, comp.name)),
         }
 
     def _volumes(self) -> tuple[LocalVolume, ...]:
@@ -87,18 +88,14 @@ class SilentDataCorruption(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        return RootCause(
-            component=f"node/{v['node']}",
-            namespace=self.namespace,
-            layer="hardware",
-            mechanism="silent data corruption: the device returns corrupted blocks without I/O errors",
-            summary=(
-                f"/dev/{v['device']} on {v['node']} silently returns corrupted data (no EIO, clean dmesg and SMART). {v['database']} keeps its data there "
-                f"(pvc {v['pvc']}); WiredTiger hits read checksum errors (checksum mismatch), panics and mongod aborts in a loop, so "
-                f"{', '.join(v['callers'])} {'fails' if len(v['callers']) == 1 else 'fail'} on it. " + impact(self.app, v["database"])
-            ),
-            details={"node": v["node"], "device": f"/dev/{v['device']}", "database": v["database"], "pvc": v["pvc"]},
-            affected=tuple([f"deployment/{v['database']}"] + [f"deployment/{c}" for c in v["callers"]]),
+        return node_cause(
+            self,
+            "silent data corruption: the device returns corrupted blocks without I/O errors",
+            f"/dev/{v['device']} on {v['node']} silently returns corrupted data (no EIO, clean dmesg and SMART). {v['database']} keeps its data there "
+            f"(pvc {v['pvc']}); WiredTiger hits read checksum errors (checksum mismatch), panics and mongod aborts in a loop, so "
+            + callers_fail(v["callers"]) + " " + impact(self.app, v["database"]),
+            {"device": f"/dev/{v['device']}", "database": v["database"], "pvc": v["pvc"]},
+            (f"deployment/{v['database']}", *(f"deployment/{c}" for c in v["callers"])),
         )
 
     def brief(self) -> str:

@@ -17,6 +17,7 @@ from sre_env.rewards.base import Check
 from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network import resolve_route
 
+from .app_common import callers_of
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 
@@ -57,7 +58,7 @@ class TargetPortMisconfig(Scenario):
 
     def root_cause(self) -> RootCause:
         v = self.variant
-        callers = sorted(c.name for c in self.app.components if any(d.service == v["service"] for d in c.dependencies))
+        callers = callers_of(self.app, v["service"])
         return RootCause(
             component=f"service/{v['service']}",
             namespace=self.namespace,
