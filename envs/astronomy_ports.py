@@ -36,8 +36,6 @@ __all__ = ["AstronomyIncorrectPort", "AstronomyMisconfiguredEnv", "AstronomyMiss
 
 #: the port each service listened on in the demo's 1.x manifests
 _OLD_PORTS = {"cart": 7070, "currency": 7001, "payment": 50051, "product-catalog": 3550, "shipping": 50050, "ad": 9555, "checkout": 5050, "recommendation": 9001, "quote": 8090}
-#: the label the astronomy shop's selectors use (its AppSpec keeps the default ``label_key``)
-OTEL_LABEL = "opentelemetry.io/name"
 
 #: (caller, env var) whose dependency is on a request path and critical
 _EDGES = (
@@ -50,7 +48,6 @@ _EDGES = (
 class AstronomyIncorrectPort(ServiceFault):
     family = "IncorrectPortAssignment"
     app = ASTRONOMY_SHOP
-    component_label = OTEL_LABEL
     layer = "application"
     difficulty = "medium"
     mechanism = IncorrectPortAssignment.mechanism
@@ -152,7 +149,6 @@ class AstronomyMissingEnvVar(MissingEnvVar):
     """MissingEnvVar on the astronomy shop: checkout's Go ``mustMapEnv`` panics, the .NET cart throws at start."""
 
     app = ASTRONOMY_SHOP
-    component_label = OTEL_LABEL
     summary = "Part of the astronomy shop stopped working after a configuration change."
     description = (
         "Right after a routine configuration push, one part of the astronomy shop fails for every user while "

@@ -110,8 +110,6 @@ class Scenario(ABC):
     mechanism: ClassVar[Mechanism | None] = None
     #: seconds of cluster time the incident develops before the agent's first look
     develop_s: ClassVar[float] = 180.0
-    #: the pod label whose value names a component, where it is not the app's ``label_key``
-    component_label: ClassVar[str | None] = None
 
     #: the fraction of a scenario's targets held out for testing generalisation
     heldout_share: ClassVar[float] = 0.25
@@ -250,7 +248,7 @@ class Scenario(ABC):
 
     def pod_selector(self, component: str) -> str:
         """The ``-l`` selector of a component's pods (``io.kompose.service=geo``, ``service=text-service``)."""
-        return f"{self.component_label or self.app.label_key}={component}"
+        return f"{self.app.label_key}={component}"
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """Scenario-specific checks that the cause itself is gone (run on the graded fork)."""

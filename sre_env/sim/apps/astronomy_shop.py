@@ -354,7 +354,8 @@ RECOMMENDATION = _svc(
 SHIPPING = _svc(
     "shipping", port_env="SHIPPING_PORT", flagd=False,
     env=(("QUOTE_ADDR", "http://quote:8080"),),
-    deps=(_grpc("quote", "QUOTE_ADDR", protocol="http"),),
+    # request_quote() builds a new awc::Client for every quote: one connection per call
+    deps=(Dependency("quote", 8080, address_env="QUOTE_ADDR", protocol="http", pooled=False),),
     memory_limit="20Mi", memory_mib=6.0, capacity_rps=3000.0, latency_ms=0.6, startup_s=1.0, log_format="otel-rust",
 )
 VALKEY_CART = _svc(
@@ -628,6 +629,7 @@ ASTRONOMY_SHOP = AppSpec(
     requests=REQUESTS,
     entrypoint="frontend-proxy",
     entry_port=8080,
+    label_key="opentelemetry.io/name",
     rps=120.0,
     client_timeout_s=10.0,
     description=(
