@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from .images import split_image
+from .oslimits import exec_target
 
 __all__ = ["ImageInfo", "image_info", "process_cmdline"]
 
@@ -113,6 +114,9 @@ def process_cmdline(container: dict[str, Any], info: ImageInfo | None = None) ->
     info = info or image_info(str(container.get("image", "")))
     command = [str(x) for x in container.get("command") or ()]
     args = [str(x) for x in container.get("args") or ()]
+    wrapped = exec_target(container)
+    if wrapped is not None:
+        return wrapped  # ``sh -c '...; exec PROG'``: the shell replaced itself with PROG
     if command:
         return command + args
     if info.family == "mongo":

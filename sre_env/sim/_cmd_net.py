@@ -14,6 +14,7 @@ from ..backend import ExecResult
 from ._cmd_common import stable_hash
 from ._cmd_images import ImageInfo
 from .views import ContainerView
+from .oslimits import netstat_rows
 
 __all__ = ["nslookup", "getent", "nc", "wget", "curl", "netstat", "ss", "dial", "resolve", "fqdn", "http_body", "memcached_stats"]
 
@@ -479,6 +480,8 @@ def netstat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult
     for addr, prog in _listen_addrs(view, info):
         foreign = ":::*" if addr.startswith(":::") else "0.0.0.0:*"
         rows.append(f"tcp        0      0 {addr:<23} {foreign:<23} LISTEN      " + (f"1/{prog}" if pids else ""))
+    if "a" in flags:
+        rows += netstat_rows(view.os_state)
     return ExecResult(head + "".join(r.rstrip() + "\n" for r in rows), 0)
 
 

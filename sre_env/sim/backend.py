@@ -21,8 +21,10 @@ from .podenv import resolve_env
 from .quantity import cpu_millicores
 from . import redis_model
 from .mounts import mounted_files
+from .oslimits import container_os_state
 from ..telemetry.exporters import pod_cpu_millicores
 from .views import ContainerView, HostView
+from .field_labels import check_field_selector
 from .nodes import kubelet_x509_error
 from .world import World
 
@@ -44,6 +46,8 @@ class SimApi:
 
     def list(self, kind: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None) -> list[Obj]:
         try:
+            if field_selector:
+                check_field_selector(kind, field_selector)  # the per-kind field labels, refused as the API does
             return self.world.store.list(kind, namespace, label_selector, field_selector)
         except ValueError as exc:
             raise ApiError.bad_request(str(exc)) from None
@@ -148,7 +152,7 @@ class SimApi:
             return "".join(f"{iso(t)[:-1]}.{int((t % 1) * 1e9):09d}Z {l}\n" for t, l in lines)
         return "".join(l + "\n" for _, l in lines)
 
-    def exec(self, name: str, namespace: str, container: str | None, argv: list[str]) -> ExecResult:
+    def exec(self, name: str, namespace: str, container: str | None, argv: list[str], stdin: str | None = None) -> ExecResult:
         world = self.world
         pod = world.store.get("Pod", name, namespace)
         cname = self._container(pod, container)
@@ -218,13 +222,14 @@ class SimApi:
             on_mongo_users_changed=lambda: touch(world),
             redis=redis_model.state_for_pod(world, pod, cname),
             redis_at=redis_at,
+            os_state=container_os_state(world, pod, spec),
         )
         model = next((m for a, m in world.app_models.items() if any(x.name == a and x.namespace == ns for x in world.apps)), None)
         if model is not None:
             view.app_tool = model.container_tool(world, pod, spec, env)
         from .containercmds import run_container_command
 
-        return run_container_command(view, list(argv))
+        return run_container_command(view, list(argv), stdin)
 
     def top_pods(self, namespace: str | None) -> list[tuple[str, str, int, int]]:
         world = self.world

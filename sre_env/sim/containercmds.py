@@ -22,6 +22,7 @@ from ._cmd_redis import redis_cli
 from ._cmd_sh import run_script
 from ._cmd_system import meminfo, uptime_line
 from .views import ContainerView
+from .oslimits import fd_entries, os_file, shm_row
 
 __all__ = ["run_container_command", "container_env"]
 
@@ -174,6 +175,9 @@ def _file(view: ContainerView, info: ImageInfo, path: str) -> str | None:
     files = view.files or {}
     if path in files:
         return str(files[path])
+    kernel = os_file(view.os_state, path)
+    if kernel is not None:
+        return kernel
     node = view.node
     cmd = process_cmdline(view.container, info)
     gen: dict[str, Callable[[], str | None]] = {
@@ -216,6 +220,9 @@ def _dirs(view: ContainerView, info: ImageInfo) -> dict[str, list[str]]:
         "/root": [],
         "/var/run/secrets/kubernetes.io/serviceaccount": ["ca.crt", "namespace", "token"],
     }
+    fds = fd_entries(view.os_state)
+    if fds is not None:
+        dirs["/proc/1/fd"] = fds
     if info.family == "go":
         dirs["/go"] = ["bin", "src"]
         dirs["/go/bin"] = [process_cmdline(view.container, info)[0]] if view.container.get("command") else []
@@ -430,12 +437,22 @@ def _df(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
         rows.append((f"/dev/{root_disk.device}1", rows[0][1], rows[0][2], rows[0][3], "/etc/hosts"))
         rows.append((f"/dev/{root_disk.device}1", rows[0][1], rows[0][2], rows[0][3], "/dev/termination-log"))
     rows += [
-        ("shm", 64 * 1024 * 1024, 0, 64 * 1024 * 1024, "/dev/shm"),
+        shm_row(view.os_state),
         ("tmpfs", 170 * 1024 * 1024, 12 * 1024, 170 * 1024 * 1024 - 12 * 1024, "/run/secrets/kubernetes.io/serviceaccount"),
         ("tmpfs", mem // 2, 0, mem // 2, "/proc/acpi"),
         ("tmpfs", mem // 2, 0, mem // 2, "/proc/scsi"),
         ("tmpfs", mem // 2, 0, mem // 2, "/sys/firmware"),
     ]
+    paths = [a for a in argv[1:] if not a.startswith("-")]
+    if paths:
+        # ``df PATH``: only the file system each path is on (the longest mount point above it)
+        picked = []
+        for p in paths:
+            p = "/" + p.strip("/")
+            best = max((r for r in rows if p == r[4] or p.startswith(r[4].rstrip("/") + "/")), key=lambda r: len(r[4]), default=None)
+            if best is not None and best not in picked:
+                picked.append(best)
+        rows = picked
     if info.busybox:
         fmt = human_busybox if human else (lambda n: str(-(-n // 1024)))
         head = f"{'Filesystem':<20}{'Size' if human else '1K-blocks':>10}{'Used':>10}{'Available':>10} Use% Mounted on\n"
@@ -709,12 +726,12 @@ _TOOLS: dict[str, Callable[[ContainerView, ImageInfo, list[str], str | None], Ex
 }
 
 
-def run_container_command(view: ContainerView, argv: list[str]) -> ExecResult:
-    """Run ``argv`` in the container described by ``view``; never raises."""
+def run_container_command(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    """Run ``argv`` in the container described by ``view`` (``stdin``: what ``exec -i`` piped in); never raises."""
     try:
         argv = [str(a) for a in argv]
         info = image_info(str(view.container.get("image") or (view.component.image if view.component else "")))
-        return _dispatch(view, info, argv, None)
+        return _dispatch(view, info, argv, stdin)
     except Exception as e:  # noqa: BLE001 - an interpreter bug must never crash an episode
         name = argv[0] if argv else "sh"
         return ExecResult(f"{name}: internal error: {type(e).__name__}\n", 1)

@@ -254,7 +254,13 @@ def _rust_r(event: str, t: float, f: Mapping[str, object], v: int) -> str:
     if event == "request":
         return _rust("info", t, f"Received quote: {8 + v % 40}.{v % 100:02d}") if v % 2 else _rust("info", t, f"Tracking ID Created: {_uuid(v)}")
     if event == "dependency_error":
-        return _rust("error", t, f"Failed to fetch quote: {f.get('error')}")
+        err = str(f.get("error"))
+        os_err = {"cannot assign requested address": "Cannot assign requested address (os error 99)"}
+        for cause, text in os_err.items():
+            if err.startswith("dial tcp") and err.endswith(cause):
+                # awc's connector reports the socket error the way Rust's io::Error prints it
+                err = f"Failed to call quote service: Failed to connect to host: {text}"
+        return _rust("error", t, f"Failed to fetch quote: {err}")
     return _rust("info", t, event.replace("_", " "))
 
 

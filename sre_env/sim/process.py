@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from .apps.base import Component
 from .images import split_image
 from .quantity import memory_bytes
+from .oslimits import exec_target
 
 __all__ = ["StartOutcome", "start_outcome"]
 
@@ -59,6 +60,10 @@ def start_outcome(
             code = int(m.group(1))
             return StartOutcome(exit_after=2.0, exit_code=code, reason="Completed" if code == 0 else "Error", serve_after=None)
         return StartOutcome(serve_after=1.0, listen_port=ports[0] if ports else None)
+    wrapped = exec_target(container)
+    if wrapped is not None:
+        # ``sh -c '...; exec PROG ARGS'``: the shell sets things up (ulimit, env) and becomes PROG
+        container = {**container, "command": wrapped[:1], "args": wrapped[1:]}
     image_repo, _ = split_image(container.get("image", ""))
     own_repo, _ = split_image(component.image)
     command = list(container.get("command") or component.command)

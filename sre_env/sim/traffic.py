@@ -19,6 +19,7 @@ from .mongo_auth import reset_op_errors, session_gate
 from .ingress import entry_routes
 from .appconfig import configured_address
 from .network import Route, resolve_route
+from .oslimits import port_gate
 
 if TYPE_CHECKING:
     from .world import World
@@ -143,7 +144,8 @@ def compile_plan(world: "World", app: AppSpec) -> TrafficPlan:
             routes = []
             for uid in serving[call.caller]:
                 addr, port = _dependency_address(world, app, caller, call.callee, uid)
-                routes.append(session_gate(world, app, caller, call.callee, uid, route(addr, port, uid)))
+                gated = session_gate(world, app, caller, call.callee, uid, route(addr, port, uid))
+                routes.append(port_gate(world, app, caller, call.callee, uid, gated, len(serving[call.caller])))
             edges[key] = _merge_routes(routes, serving[call.caller])
         for caller, calls in by_caller.items():
             critical = {d.service: d.critical for d in app.component(caller).dependencies}

@@ -67,3 +67,5 @@ class ContainerView:
     #: the app model's in-container tools (psql, kafka-consumer-groups.sh, valkey-cli ...):
     #: (argv, stdin) -> ExecResult, or None when the command is not one of them
     app_tool: Callable[[list[str], str | None], Any] | None = None
+    #: the container's kernel state: port range, TIME_WAIT sockets, open-files limit (sre_env.sim.oslimits)
+    os_state: Any = None

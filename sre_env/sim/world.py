@@ -28,6 +28,7 @@ from .clock import SimClock, iso
 from .controllers import reconcile_all, reconcile_endpoints
 from .images import ImageCatalog, split_image
 from .hostfaults import host_fault_key, host_faults_tick, node_request_failure
+from .oslimits import os_limits_tick, pod_limit_failure
 from .diskfill import cron_tick
 from .kubelet import ContainerRuntime, PodRuntime, run_kubelets
 from .nodelifecycle import reconcile_node_lifecycle
@@ -100,6 +101,8 @@ class World:
         self._pod_net_err: dict[str, float] = {}
         self.pod_error_text: dict[str, str] = {}
         self._host_fault_key: tuple = ()
+        #: pods whose process is at a kernel limit (sre_env.sim.oslimits): uid -> (resource, limit, demand)
+        self.os_limited: dict[str, tuple[str, int, int]] = {}
         #: pod uid -> (requests/s its CPU limit allows, node): pods' resources and nodes are fixed
         self._cpu_caps: dict[str, tuple[float, str]] = {}
         #: (app, component) -> (serving pods, queued requests): overload backlogs (sre_env.sim.traffic)
@@ -142,8 +145,8 @@ class World:
                 "volumeBindingMode": "WaitForFirstConsumer",
             }
         )
-        self.store.create({"kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}})
-        self.store.create({"kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"k8s-app": "kube-dns"}, "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53}, {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53}]}})
+        self.store.create({"kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}], **_SERVICE_DEFAULTS}})
+        self.store.create({"kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"k8s-app": "kube-dns"}, "clusterIPs": ["10.96.0.10"], "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53}, {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53}], **_SERVICE_DEFAULTS}})
         for pc in builtin_priority_classes():
             self.store.create(pc)
         self.images.add("registry.k8s.io/coredns/coredns:v1.11.3")
@@ -192,6 +195,10 @@ class World:
                 p.setdefault("protocol", "TCP")
                 p.setdefault("targetPort", p.get("port"))
             spec.setdefault("sessionAffinity", "None")
+            # the API server's dual-stack and traffic-policy defaults (what `kubectl describe svc` prints)
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            spec.setdefault("internalTrafficPolicy", "Cluster")
         elif kind == "PersistentVolumeClaim":
             obj.setdefault("metadata", {}).setdefault("finalizers", ["kubernetes.io/pvc-protection"])
             obj.setdefault("status", {"phase": "Pending"})
@@ -562,6 +569,8 @@ class World:
             heapq.heappop(self.timers)[2].fire(self)
         reconcile_node_lifecycle(self)
         host_faults_tick(self)
+        if self.os_limited:
+            os_limits_tick(self)
         cron_tick(self)
         control_plane_tick(self)
         dirty = self.store.take_dirty()
@@ -666,6 +675,7 @@ class World:
     def _compute_pod_errors(self) -> None:
         err: dict[str, float] = {}
         net: dict[str, float] = {}
+        self.os_limited = {}
         text: dict[str, str] = {}
         per_node: dict[str, list[str]] = {}
         for pod in self.store.iter("Pod"):
@@ -677,6 +687,10 @@ class World:
             if bug is not None:
                 err[uid] = max(err.get(uid, 0.0), bug[0])
                 text[uid] = bug[1]
+            limited = pod_limit_failure(self, pod)
+            if limited is not None:
+                err[uid] = max(err.get(uid, 0.0), limited[0])
+                text[uid] = limited[1]
             node = pod["spec"].get("nodeName")
             if node:
                 per_node.setdefault(node, []).append(uid)
@@ -922,6 +936,10 @@ def _klog_line(t: float, pod: Obj, reason: str, message: str) -> str:
     if reason == "BackOff":
         return f'{head} "Error syncing pod, skipping" err="failed to \\"StartContainer\\" with CrashLoopBackOff: \\"{msg}\\"" {ref}'
     return f'{head} "Error syncing pod, skipping" err="{reason}: {msg}" {ref}'
+
+
+#: the Service fields the API server defaults (the two bootstrap Services are stored without the create path)
+_SERVICE_DEFAULTS: Obj = {"sessionAffinity": "None", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"}
 
 
 def _node_conditions(host: HostNode, now: float, old: list[Obj]) -> list[Obj]:

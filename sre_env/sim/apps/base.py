@@ -67,6 +67,10 @@ class Dependency:
     #: the entry of the caller's JSON config file (``Component.address_file``) that holds
     #: ``{"addr": ..., "port": ...}`` for this peer, read at start (sre_env.sim.appconfig)
     config_key: str | None = None
+    #: the client keeps its connections (pool, HTTP keep-alive, one HTTP/2 channel); False: it
+    #: opens a new TCP connection per call and closes it, leaving a TIME_WAIT socket each time
+    #: (sre_env.sim.oslimits)
+    pooled: bool = True
 
 
 @dataclass(frozen=True)
