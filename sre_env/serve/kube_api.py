@@ -5,7 +5,12 @@ and the resource lists), get and list with label and field selectors, the
 server-side ``Table`` that ``kubectl get`` asks for (columns from the same
 printers the built-in shell uses, so both print the same), create, replace,
 the three patch types, delete, the ``scale`` subresource, eviction, and pod
-logs. Errors are ``Status`` objects with the real reasons and codes.
+logs; the read-only kinds a cluster always serves and the simulator derives
+(Leases, EndpointSlices, LimitRanges: ``kube_virtual``). Errors are ``Status``
+objects with the real reasons, codes and wording (malformed bodies, per-kind
+field labels, unknown subresources). Streaming requests live in their own
+modules: ``pods/exec`` over WebSocket (``kube_exec``), ``?watch=true``
+(``kube_watch``) and ``logs -f`` (``kube_logs``).
 
 The handlers are plain functions of (backend, request parts) so they can be
 tested without a socket; ``sre_env.serve.server`` mounts them on aiohttp.
@@ -14,6 +19,7 @@ tested without a socket; ``sre_env.serve.server`` mounts them on aiohttp.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -22,10 +28,12 @@ from sre_env.errors import ApiError
 from sre_env.shell.printers import COLUMNS, format_labels
 from sre_env.sim.kinds import KINDS, KindInfo
 
+from .kube_virtual import VirtualKind, find_virtual, serve_virtual, virtual_groups, virtual_resources
+
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["KubeResponse", "handle", "SERVER_VERSION"]
+__all__ = ["KubeResponse", "handle", "status_response", "SERVER_VERSION"]
 
 Obj = dict[str, Any]
 
@@ -50,6 +58,8 @@ _PATCH_TYPES = {
 _BY_PLURAL: dict[tuple[str, str], KindInfo] = {(k.group, k.plural): k for k in KINDS}
 _SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet"}
 _METRICS_GV = {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}
+#: the kinds in the "all" category (``kubectl get all``), as the API server's discovery lists them
+_CATEGORY_ALL = {"Pod", "Service", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "HorizontalPodAutoscaler", "ReplicationController"}
 
 
 @dataclass(frozen=True)
@@ -62,16 +72,31 @@ class KubeResponse:
         return self.body if isinstance(self.body, str) else json.dumps(self.body)
 
 
-def _status(err: ApiError, kind: str = "", name: str = "") -> KubeResponse:
+#: ``pods "geo-1" not found``, ``deployments.apps "geo" already exists``: the object an error is about
+_ABOUT = re.compile(r'^([a-z0-9.-]+) "([^"]+)" (?:not found|already exists|is invalid)')
+
+
+def status_response(err: ApiError, kind: str = "", name: str = "") -> KubeResponse:
+    """A failure ``Status``; ``details`` names the object as the API server does (resource, group, name)."""
     details: Obj = {}
+    m = _ABOUT.match(err.message)
+    if m and not (kind or name):
+        resource, _, group = m.group(1).partition(".")
+        name, kind = m.group(2), resource
+        if group:
+            details["group"] = group
     if name:
-        details["name"] = name
+        details = {"name": name, **details}
     if kind:
         details["kind"] = kind
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "code": err.code}
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason}
     if details:
         body["details"] = details
+    body["code"] = err.code
     return KubeResponse(err.code, body)
+
+
+_status = status_response
 
 
 def _not_found_path(path: str) -> KubeResponse:
@@ -95,7 +120,10 @@ def _api_versions(host: str) -> Obj:
 
 def _api_groups() -> Obj:
     groups = [{"name": "metrics.k8s.io", "versions": [_METRICS_GV], "preferredVersion": _METRICS_GV}]
-    for group, versions in sorted(_groups().items()):
+    merged = _groups()
+    for group, versions in virtual_groups().items():
+        merged.setdefault(group, []).extend(v for v in versions if v not in merged[group])
+    for group, versions in sorted(merged.items()):
         if not group:
             continue
         gv = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
@@ -112,11 +140,13 @@ def _resource_list(group: str, version: str) -> Obj | None:
             {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics", "verbs": ["get", "list"]},
         ]}
     kinds = [k for k in KINDS if k.api_version == gv]
-    if not kinds:
+    extra = virtual_resources(group, version)
+    if not kinds and not extra:
         return None
-    resources: list[Obj] = []
+    resources: list[Obj] = list(extra)
     for k in kinds:
-        resources.append({"name": k.plural, "singularName": k.singular, "namespaced": k.namespaced, "kind": k.kind, "verbs": _VERBS, **({"shortNames": list(k.short_names)} if k.short_names else {})})
+        cats = {"categories": ["all"]} if k.kind in _CATEGORY_ALL else {}
+        resources.append({"name": k.plural, "singularName": k.singular, "namespaced": k.namespaced, "kind": k.kind, "verbs": _VERBS, **({"shortNames": list(k.short_names)} if k.short_names else {}), **cats})
         if k.kind in _SCALABLE:
             resources.append({"name": f"{k.plural}/scale", "singularName": "", "namespaced": True, "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]})
         if k.kind == "Pod":
@@ -126,11 +156,11 @@ def _resource_list(group: str, version: str) -> Obj | None:
 
 
 # ---------------------------------------------------------------- tables
-def _wants_table(accept: str) -> bool:
+def wants_table(accept: str) -> bool:
     return "as=Table" in accept
 
 
-def _table(info: KindInfo, objs: list[Obj], now: float, list_meta: Obj) -> Obj:
+def table_of(info: KindInfo, objs: list[Obj], now: float, list_meta: Obj) -> Obj:
     """``meta.k8s.io/v1`` Table: NAME, the printer's columns (wide ones at priority 1), one row per object."""
     from sre_env.shell.printers import _EVENT_WIDE, _event  # the event printer has no NAME column
 
@@ -147,6 +177,10 @@ def _table(info: KindInfo, objs: list[Obj], now: float, list_meta: Obj) -> Obj:
         from sre_env.shell.printers import age
 
         cells_of = lambda o: [o["metadata"].get("name", ""), age(o["metadata"].get("creationTimestamp"), now)]  # noqa: E731
+    return _columns_table(names, cells_of, objs, list_meta)
+
+
+def _columns_table(names: list[tuple[str, int]], cells_of: Any, objs: list[Obj], list_meta: Obj) -> Obj:
     columns = [{"name": _title(h), "type": "string", "format": "name" if h == "NAME" else "", "description": "", "priority": p} for h, p in names]
     rows = []
     for o in objs:
@@ -162,7 +196,16 @@ def _title(header: str) -> str:
 
 
 # ---------------------------------------------------------------- requests
-def _parse_path(path: str) -> tuple[KindInfo, str | None, str | None, str | None] | None:
+def list_resource_version(backend: "SimBackend", objs: list[Obj]) -> str:
+    """A list's resourceVersion: the newest one the store has issued, so a watch from it sees every later write."""
+    store = getattr(getattr(backend, "world", None), "store", None)
+    issued = getattr(store, "_counter", None)  # the store's resourceVersion counter (sre_env.sim.store)
+    if isinstance(issued, int):
+        return str(issued)
+    return str(max((int(v) for o in objs if str(v := o["metadata"].get("resourceVersion", "")).isdigit()), default=1))
+
+
+def parse_path(path: str) -> tuple[KindInfo, str | None, str | None, str | None] | None:
     """(kind, namespace, name, subresource) for a resource path, or None."""
     parts = [p for p in path.split("/") if p]
     if not parts:
@@ -211,7 +254,10 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, listing) if listing is not None else _not_found_path(path)
     if path.startswith("/apis/metrics.k8s.io/v1beta1/"):
         return _metrics(backend, path)
-    parsed = _parse_path(path)
+    virtual = find_virtual(path)
+    if virtual is not None:
+        return _virtual(backend, virtual, method, q, headers)
+    parsed = parse_path(path)
     if parsed is None:
         return _not_found_path(path)
     info, ns, name, sub = parsed
@@ -220,17 +266,16 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
     if name is None:
         if method == "GET":
             objs = backend.api.list(info.kind, ns if info.namespaced else None, arg("labelSelector") or None, arg("fieldSelector") or None)
-            rv = str(backend.world.store.revision) if hasattr(backend, "world") else "1"
-            meta = {"resourceVersion": rv}
+            meta = {"resourceVersion": list_resource_version(backend, objs)}
             if arg("watch") in ("true", "1"):
-                # a watch that reports the current state and ends: clients list-and-watch again (polling)
+                # without a socket (a direct call): the opening events of a watch; the server streams the rest (kube_watch)
                 events = "".join(json.dumps({"type": "ADDED", "object": o}) + "\n" for o in objs)
                 return KubeResponse(200, events)
-            if _wants_table(headers.get("accept", "")):
-                return KubeResponse(200, _table(info, objs, now, meta))
+            if wants_table(headers.get("accept", "")):
+                return KubeResponse(200, table_of(info, objs, now, meta))
             return KubeResponse(200, {"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta, "items": objs})
         if method == "POST":
-            obj = json.loads(body or b"{}")
+            obj = decode_body(body)
             if ns and info.namespaced:
                 obj.setdefault("metadata", {}).setdefault("namespace", ns)
             return KubeResponse(201, backend.api.create(obj))
@@ -248,7 +293,7 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, text, "text/plain")
     if sub == "scale" and info.kind in _SCALABLE:
         if method in ("PATCH", "PUT"):
-            spec = json.loads(body or b"{}").get("spec") or {}
+            spec = (decode_body(body) or {}).get("spec") or {}
             if "replicas" in spec:
                 backend.api.scale(info.kind, name, ns or "default", int(spec["replicas"]))
         obj = backend.api.get(info.kind, name, ns)
@@ -261,21 +306,69 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
     namespace = ns if info.namespaced else None
     if method == "GET":
         obj = backend.api.get(info.kind, name, namespace)
-        if _wants_table(headers.get("accept", "")):
-            return KubeResponse(200, _table(info, [obj], now, {"resourceVersion": obj["metadata"].get("resourceVersion", "")}))
+        if wants_table(headers.get("accept", "")):
+            return KubeResponse(200, table_of(info, [obj], now, {"resourceVersion": obj["metadata"].get("resourceVersion", "")}))
         return KubeResponse(200, obj)
     if method == "DELETE":
-        opts = json.loads(body) if body else {}
+        opts = decode_body(body) if body else {}
         force = opts.get("gracePeriodSeconds") == 0 or arg("gracePeriodSeconds") == "0"
         return KubeResponse(200, backend.api.delete(info.kind, name, namespace, force=force))
     if method == "PATCH":
         ptype = _PATCH_TYPES.get(headers.get("content-type", "").split(";")[0].strip())
         if ptype is None:
             raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}")
-        return KubeResponse(200, backend.api.patch(info.kind, name, namespace, json.loads(body or b"{}"), ptype))
+        patch = decode_body(body, "error decoding patch: " if ptype != "json" else "")
+        if ptype == "json" and not isinstance(patch, list):
+            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(patch)} into Go value of type jsonpatch.Patch")
+        if ptype != "json" and not isinstance(patch, dict):
+            raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}")
+        return KubeResponse(200, backend.api.patch(info.kind, name, namespace, patch, ptype))
     if method == "PUT":
-        return KubeResponse(200, backend.api.replace(json.loads(body or b"{}")))
+        return KubeResponse(200, backend.api.replace(decode_body(body)))
     return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "bool", type(None): "null"}.get(type(value), "number")
+
+
+def decode_body(body: bytes, prefix: str = "") -> Any:
+    """A request's JSON body; malformed JSON is a BadRequest worded as Go's encoding/json words it."""
+    if not body:
+        return {}
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise ApiError(400, "BadRequest", f"{prefix}invalid character looking for beginning of value") from None
+    except json.JSONDecodeError as exc:
+        text = exc.doc
+        at = text[exc.pos] if exc.pos < len(text) else ""
+        if not at.strip():
+            msg = "unexpected end of JSON input"
+        elif exc.msg.startswith("Expecting property name"):
+            msg = f"invalid character {at!r} looking for beginning of object key string"
+        elif exc.msg.startswith("Expecting ':'"):
+            msg = f"invalid character {at!r} after object key"
+        elif exc.msg.startswith("Expecting ',' delimiter") or exc.msg.startswith("Extra data"):
+            msg = f"invalid character {at!r} after top-level value" if exc.msg.startswith("Extra") else f"invalid character {at!r} after object key:value pair"
+        else:
+            msg = f"invalid character {at!r} looking for beginning of value"
+        raise ApiError(400, "BadRequest", prefix + msg.replace('"', "'")) from None
+
+
+def _virtual(backend: "SimBackend", virtual: tuple[VirtualKind, str | None, str | None], method: str, q: dict[str, list[str]], headers: dict[str, str]) -> KubeResponse:
+    """Leases, EndpointSlices, LimitRanges: derived read-only kinds (sre_env.serve.kube_virtual)."""
+    v, ns, name = virtual
+    arg = lambda key: (q.get(key) or [""])[0]  # noqa: E731
+    what, result = serve_virtual(backend, v, ns, name, method, arg("labelSelector") or None, arg("fieldSelector") or None)
+    objs = [result] if what == "get" else result
+    meta = {"resourceVersion": list_resource_version(backend, objs)}
+    if wants_table(headers.get("accept", "")):
+        names = [("NAME", 0), *((h, 0) for h, _ in v.columns)]
+        now = backend.now
+        cells_of = lambda o: [o["metadata"]["name"], *(fn(o, now) for _, fn in v.columns)]  # noqa: E731
+        return KubeResponse(200, _columns_table(names, cells_of, objs, meta))
+    return KubeResponse(200, result if what == "get" else {"kind": f"{v.kind}List", "apiVersion": v.api_version, "metadata": meta, "items": objs})
 
 
 def _metrics(backend: "SimBackend", path: str) -> KubeResponse:

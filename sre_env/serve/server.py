@@ -24,6 +24,9 @@ import yaml
 from sre_env.errors import MissingExtraError
 
 from .kube_api import handle
+from .kube_exec import is_exec, serve_exec
+from .kube_logs import is_follow, serve_follow
+from .kube_watch import is_watch, serve_watch
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
 from .prom_api import handle_prometheus
 
@@ -63,6 +66,8 @@ class IncidentServer:
     _prom_runner: Any = field(default=None, init=False, repr=False)
     #: held while the world is read or advanced (requests and the clock share one thread; callers outside use it)
     lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    #: set by ``stop``: open watches end at their next poll instead of holding the shutdown
+    stopping: bool = field(default=False, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -95,6 +100,12 @@ class IncidentServer:
         web = _aiohttp()
 
         async def route(request: Any) -> Any:
+            if is_exec(request.method, request.path):
+                return await serve_exec(self, request)
+            if is_watch(request.method, request.query_string):
+                return await serve_watch(self, request)
+            if is_follow(request.method, request.path, request.query_string):
+                return await serve_follow(self, request)
             body = await request.read()
             with self.lock:
                 resp = handle(self.backend, request.method, request.path, request.query_string, dict(request.headers), body, f"{self.host}:{self.port}")
@@ -155,6 +166,8 @@ class IncidentServer:
         loop = self._loop
         if loop is None:
             return
+
+        self.stopping = True
 
         async def shutdown() -> None:
             if self._ticker is not None:

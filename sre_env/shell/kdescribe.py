@@ -20,6 +20,9 @@ __all__ = ["cmd_describe", "rfc1123"]
 from .knet import NET_DESCRIBERS
 from .ksched import SCHED_DESCRIBERS, quota_section
 from .kdescribe_cp import DESCRIBERS_CP
+from .kdescribe_ds import DESCRIBERS_DS
+from .kquantity import canonical
+from ..sim.node_lease import node_lease
 from .koperator import OPERATOR_DESCRIBERS
 
 Obj = dict[str, Any]
@@ -109,11 +112,10 @@ def _state(w: _W, title: str, state: dict[str, Any]) -> None:
         w.kv(2, title, "Running")
         w.kv(3, "Started", rfc1123((state["running"] or {}).get("startedAt")))
     elif "waiting" in state:
+        # kubectl prints a waiting state's reason only (its message shows in the events)
         w.kv(2, title, "Waiting")
         if (state["waiting"] or {}).get("reason"):
             w.kv(3, "Reason", state["waiting"]["reason"])
-        if (state["waiting"] or {}).get("message"):
-            w.kv(3, "Message", state["waiting"]["message"])
     elif "terminated" in state:
         t = state["terminated"] or {}
         w.kv(2, title, "Terminated")
@@ -155,10 +157,10 @@ def _env_value(e: dict[str, Any]) -> str:
     vf = e.get("valueFrom") or {}
     if "configMapKeyRef" in vf:
         r = vf["configMapKeyRef"]
-        return f"<set to the key '{r.get('key')}' of config map '{r.get('name')}'>  Optional: {str(bool(r.get('optional'))).lower()}"
+        return f"<set to the key '{r.get('key')}' of config map '{r.get('name')}'>\tOptional: {str(bool(r.get('optional'))).lower()}"
     if "secretKeyRef" in vf:
         r = vf["secretKeyRef"]
-        return f"<set to the key '{r.get('key')}' in secret '{r.get('name')}'>  Optional: {str(bool(r.get('optional'))).lower()}"
+        return f"<set to the key '{r.get('key')}' in secret '{r.get('name')}'>\tOptional: {str(bool(r.get('optional'))).lower()}"
     if "fieldRef" in vf:
         r = vf["fieldRef"]
         return f" ({r.get('apiVersion', 'v1')}:{r.get('fieldPath')})"
@@ -200,7 +202,7 @@ def _container(w: _W, c: dict[str, Any], status: dict[str, Any] | None, template
         if res.get(key):
             w.raw(2, f"{title}:")
             for rk in sorted(res[key]):
-                w.kv(3, rk, res[key][rk])
+                w.kv(3, rk, canonical(res[key][rk]))
     for title, key in (("Liveness", "livenessProbe"), ("Readiness", "readinessProbe"), ("Startup", "startupProbe")):
         if c.get(key):
             w.kv(2, title, _probe(c[key]))
@@ -209,10 +211,11 @@ def _container(w: _W, c: dict[str, Any], status: dict[str, Any] | None, template
     if env_from:
         w.raw(2, "Environment Variables from:")
         for ef in env_from:
-            if "configMapRef" in ef:
-                w.kv(3, ef["configMapRef"].get("name"), "ConfigMap  Optional: false")
-            elif "secretRef" in ef:
-                w.kv(3, ef["secretRef"].get("name"), "Secret  Optional: false")
+            # kubectl: "%s\t%s\tOptional: %t" (no colon after the name), " with prefix '%s'" when set
+            ref, src = (ef["configMapRef"], "ConfigMap") if "configMapRef" in ef else (ef.get("secretRef") or {}, "Secret")
+            if ef.get("prefix"):
+                src += f" with prefix '{ef['prefix']}'"
+            w.raw(3, f"{ref.get('name')}\t{src}\tOptional: {str(bool(ref.get('optional'))).lower()}")
     if not env:
         w.kv(2, "Environment", "<none>")
     else:
@@ -240,8 +243,9 @@ def _volumes(w: _W, vols: list[dict[str, Any]], level: int = 0) -> None:
         return
     w.raw(level, "Volumes:")
     for v in vols:
-        w.raw(level + 1, f"{v.get('name')}:")
-        l2 = level + 2
+        # kubectl: LEVEL_1 name (one extra space inside a pod template), LEVEL_2 details
+        w.raw(1, f"{' ' if level else ''}{v.get('name')}:")
+        l2 = 2
         if "configMap" in v:
             w.kv(l2, "Type", "ConfigMap (a volume populated by a ConfigMap)")
             w.kv(l2, "Name", v["configMap"].get("name"))
@@ -359,11 +363,12 @@ def describe_pod(k: K, pod: Obj) -> str:
         w.raw(0, "Init Containers:")
         statuses = {s.get("name"): s for s in st.get("initContainerStatuses") or []}
         for c in sp["initContainers"]:
-            _container(w, c, statuses.get(c.get("name"), {}), False)
+            _container(w, c, statuses.get(c.get("name")), False)
     w.raw(0, "Containers:")
     statuses = {s.get("name"): s for s in st.get("containerStatuses") or []}
+    # a container without a status yet (an unscheduled pod) shows its spec only, as kubectl does
     for c in sp.get("containers") or []:
-        _container(w, c, statuses.get(c.get("name"), {}), False)
+        _container(w, c, statuses.get(c.get("name")), False)
     conds = st.get("conditions") or []
     if conds:
         w.raw(0, "Conditions:")
@@ -395,6 +400,8 @@ def _pod_template(w: _W, tpl: dict[str, Any]) -> None:
     for c in sp.get("containers") or []:
         _container(w, c, None, True)
     _volumes(w, sp.get("volumes") or [], 1)
+    if sp.get("priorityClassName"):
+        w.kv(1, "Priority Class Name", sp["priorityClassName"])
     w.kv(1, "Node-Selectors", ",".join(f"{a}={b}" for a, b in sorted((sp.get("nodeSelector") or {}).items())) or "<none>")
     _multi(w, 1, "Tolerations", _tolerations(sp.get("tolerations") or []))
 
@@ -439,7 +446,7 @@ def describe_deploy(k: K, d: Obj) -> str:
     rss = _owned_rs(k, d)
     tpl = sp.get("template")
     new = [r for r in rss if (r.get("spec") or {}).get("template", {}).get("spec") == (tpl or {}).get("spec")]
-    old = [r for r in rss if r not in new and (r.get("spec") or {}).get("replicas", 0) > 0]
+    old = [r for r in rss if r not in new]  # kubectl lists every old ReplicaSet, scaled down or not
 
     def fmt(r: Obj) -> str:
         return f"{r['metadata']['name']} ({(r.get('status') or {}).get('replicas', 0)}/{(r.get('spec') or {}).get('replicas', 0)} replicas created)"
@@ -463,6 +470,13 @@ def describe_rs(k: K, rs: Obj) -> str:
     w.kv(0, "Replicas", f"{st.get('replicas', 0)} current / {sp.get('replicas', 1)} desired")
     w.kv(0, "Pods Status", _pods_status(k, rs))
     _pod_template(w, sp.get("template") or {})
+    conds = st.get("conditions") or []
+    if conds:  # e.g. ReplicaFailure/FailedCreate when a quota or admission refuses its pods
+        w.raw(0, "Conditions:")
+        w.raw(1, "Type\tStatus\tReason")
+        w.raw(1, "----\t------\t------")
+        for c in conds:
+            w.raw(1, f"{c.get('type')} \t{c.get('status')}\t{c.get('reason', '')}")
     return _finish(k, w, rs)
 
 
@@ -525,12 +539,21 @@ def describe_svc(k: K, s: Obj) -> str:
         w.kv(0, "TargetPort", f"{tp}/{proto}")
         if port.get("nodePort"):
             w.kv(0, "NodePort", f"{pname}\t{port['nodePort']}/{proto}")
-        addrs = []
+        # kubectl reads the EndpointSlices (one per subset): ready endpoints, at most three then "+ N more...",
+        # and "<none>" when the Service has no slice at all
+        addrs: list[str] = []
+        more, count = False, 0
         for ss in (ep or {}).get("subsets") or []:
             for p in ss.get("ports") or []:
                 if (p.get("name") or "") == (port.get("name") or ""):
-                    addrs += [f"{a.get('ip')}:{p.get('port')}" for a in ss.get("addresses") or []]
-        w.kv(0, "Endpoints", ",".join(addrs))
+                    for a, ready in [(a, True) for a in ss.get("addresses") or []] + [(a, False) for a in ss.get("notReadyAddresses") or []]:
+                        more = more or len(addrs) == 3
+                        if ready:
+                            if not more:
+                                addrs.append(f"{a.get('ip')}:{p.get('port')}")
+                            count += 1
+        shown = ",".join(addrs) + (f" + {count - 3} more..." if more else "")
+        w.kv(0, "Endpoints", shown if ep is not None else "<none>")
     w.kv(0, "Session Affinity", sp.get("sessionAffinity", "None"))
     if sp.get("type") in ("NodePort", "LoadBalancer"):
         w.kv(0, "External Traffic Policy", sp.get("externalTrafficPolicy", "Cluster"))
@@ -572,6 +595,11 @@ def describe_node(k: K, n: Obj) -> str:
     taints = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}" for t in sp.get("taints") or []]
     _multi(w, 0, "Taints", taints)
     w.kv(0, "Unschedulable", "true" if sp.get("unschedulable") else "false")
+    lease = node_lease(n, k.now)["spec"]
+    w.raw(0, "Lease:")
+    w.kv(1, "HolderIdentity", lease["holderIdentity"])
+    w.kv(1, "AcquireTime", "<unset>")
+    w.kv(1, "RenewTime", rfc1123(lease["renewTime"][:19] + "Z"))
     conds = st.get("conditions") or []
     w.raw(0, "Conditions:")
     w.raw(1, "Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage")
@@ -585,7 +613,7 @@ def describe_node(k: K, n: Obj) -> str:
         if st.get(key):
             w.raw(0, f"{title}:")
             for rk in sorted(st[key]):
-                w.kv(1, rk, st[key][rk])
+                w.kv(1, rk, canonical(st[key][rk]))
     info = st.get("nodeInfo") or {}
     w.raw(0, "System Info:")
     for title, key in (("Machine ID", "machineID"), ("System UUID", "systemUUID"), ("Boot ID", "bootID"), ("Kernel Version", "kernelVersion"), ("OS Image", "osImage"), ("Operating System", "operatingSystem"), ("Architecture", "architecture"), ("Container Runtime Version", "containerRuntimeVersion"), ("Kubelet Version", "kubeletVersion"), ("Kube-Proxy Version", "kubeProxyVersion")):
@@ -593,13 +621,16 @@ def describe_node(k: K, n: Obj) -> str:
     if sp.get("podCIDR"):
         w.kv(0, "PodCIDR", sp["podCIDR"])
         w.kv(0, "PodCIDRs", ",".join(sp.get("podCIDRs") or [sp["podCIDR"]]))
+    if sp.get("providerID"):
+        w.kv(0, "ProviderID", sp["providerID"])
     pods = [p for p in k.api.list("Pod", None, None, None) if (p.get("spec") or {}).get("nodeName") == m["name"] and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     alloc = st.get("allocatable") or {}
     cpu_cap = _milli(alloc.get("cpu", "0"))
     mem_cap = _bytes(alloc.get("memory", "0"))
     w.lines.append(f"Non-terminated Pods:\t({len(pods)} in total)")
-    w.raw(1, "Namespace\tName\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge")
-    w.raw(1, "---------\t----\t------------\t----------\t---------------\t-------------\t---")
+    # kubectl leaves an empty column after Name ("%s\t%s\t\t..."): two more spaces of padding
+    w.raw(1, "Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge")
+    w.raw(1, "---------\t----\t\t------------\t----------\t---------------\t-------------\t---")
     tot = [0, 0, 0, 0]
     for p in pods:
         vals = [0, 0, 0, 0]
@@ -616,13 +647,19 @@ def describe_node(k: K, n: Obj) -> str:
             _fmt_bytes(vals[2]) + f" ({_pct(vals[2], mem_cap)}%)",
             _fmt_bytes(vals[3]) + f" ({_pct(vals[3], mem_cap)}%)",
         ]
-        w.raw(1, f"{p['metadata'].get('namespace')}\t{p['metadata']['name']}\t" + "\t".join(cells) + f"\t{age(p['metadata'].get('creationTimestamp'), k.now)}")
+        w.raw(1, f"{p['metadata'].get('namespace')}\t{p['metadata']['name']}\t\t" + "\t".join(cells) + f"\t{age(p['metadata'].get('creationTimestamp'), k.now)}")
     w.raw(0, "Allocated resources:")
     w.raw(1, "(Total limits may be over 100 percent, i.e., overcommitted.)")
     w.raw(1, "Resource\tRequests\tLimits")
     w.raw(1, "--------\t--------\t------")
     w.raw(1, f"cpu\t{_fmt_milli(tot[0])} ({_pct(tot[0], cpu_cap)}%)\t{_fmt_milli(tot[1])} ({_pct(tot[1], cpu_cap)}%)")
     w.raw(1, f"memory\t{_fmt_bytes(tot[2])} ({_pct(tot[2], mem_cap)}%)\t{_fmt_bytes(tot[3])} ({_pct(tot[3], mem_cap)}%)")
+    # then ephemeral-storage and hugepages-*, when the node reports them allocatable
+    for res_name in ["ephemeral-storage"] * ("ephemeral-storage" in alloc) + sorted(r for r in alloc if r.startswith("hugepages-")):
+        cap = _bytes(alloc[res_name])
+        rq = sum(_bytes(((c.get("resources") or {}).get("requests") or {}).get(res_name, "0")) for p in pods for c in (p.get("spec") or {}).get("containers") or [])
+        lm = sum(_bytes(((c.get("resources") or {}).get("limits") or {}).get(res_name, "0")) for p in pods for c in (p.get("spec") or {}).get("containers") or [])
+        w.raw(1, f"{res_name}\t{_fmt_bytes(rq)} ({_pct(rq, cap)}%)\t{_fmt_bytes(lm)} ({_pct(lm, cap)}%)")
     return _finish(k, w, n)
 
 
@@ -758,19 +795,35 @@ def describe_pv(k: K, v: Obj) -> str:
     w.kv(0, "Access Modes", access_modes(sp.get("accessModes")))
     w.kv(0, "VolumeMode", sp.get("volumeMode", "Filesystem"))
     w.kv(0, "Capacity", (sp.get("capacity") or {}).get("storage", ""))
-    w.kv(0, "Node Affinity", "<none>")
+    terms = (((sp.get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")) or []
+    if not terms:
+        w.kv(0, "Node Affinity", "<none>")
+    else:
+        w.kv(0, "Node Affinity", "")
+        w.kv(1, "Required Terms", "")
+        for i, term in enumerate(terms):
+            exprs = [f"{e.get('key')} {e.get('operator', '').lower()} [{', '.join(e.get('values') or [])}]" for e in term.get("matchExpressions") or []]
+            exprs += [f"{f.get('key')} {f.get('operator', '').lower()} [{', '.join(f.get('values') or [])}]" for f in term.get("matchFields") or []]
+            w.kv(2, f"Term {i}", exprs[0] if exprs else "<none>")
+            for e in exprs[1:]:
+                w.lines.append(f"    \t{e}")
     w.kv(0, "Message", st.get("message", ""))
     w.raw(0, "Source:")
+    # kubectl writes the volume source at LEVEL_2 (four spaces)
     if "hostPath" in sp:
-        w.kv(1, "Type", "HostPath (bare host directory volume)")
-        w.kv(1, "Path", sp["hostPath"].get("path"))
+        w.kv(2, "Type", "HostPath (bare host directory volume)")
+        w.kv(2, "Path", sp["hostPath"].get("path"))
+        w.kv(2, "HostPathType", sp["hostPath"].get("type", ""))
     elif "local" in sp:
-        w.kv(1, "Type", "LocalVolume (a persistent volume backed by local storage on a node)")
-        w.kv(1, "Path", sp["local"].get("path"))
+        w.kv(2, "Type", "LocalVolume (a persistent volume backed by local storage on a node)")
+        w.kv(2, "Path", sp["local"].get("path"))
     elif "csi" in sp:
-        w.kv(1, "Type", "CSI (a Container Storage Interface (CSI) volume source)")
-        w.kv(1, "Driver", sp["csi"].get("driver"))
-        w.kv(1, "VolumeHandle", sp["csi"].get("volumeHandle"))
+        w.kv(2, "Type", "CSI (a Container Storage Interface (CSI) volume source)")
+        w.kv(2, "Driver", sp["csi"].get("driver"))
+        w.kv(2, "FSType", sp["csi"].get("fsType", ""))
+        w.kv(2, "VolumeHandle", sp["csi"].get("volumeHandle"))
+        w.kv(2, "ReadOnly", str(bool(sp["csi"].get("readOnly"))).lower())
+        w.kv(2, "VolumeAttributes", "<none>")
     return _finish(k, w, v)
 
 
@@ -792,6 +845,7 @@ DESCRIBERS: dict[str, Callable[[K, Obj], str]] = {
 DESCRIBERS.update(NET_DESCRIBERS)
 DESCRIBERS.update(SCHED_DESCRIBERS)
 DESCRIBERS.update(DESCRIBERS_CP)
+DESCRIBERS.update(DESCRIBERS_DS)
 DESCRIBERS.update(OPERATOR_DESCRIBERS)
 
 
@@ -838,5 +892,6 @@ def cmd_describe(k: K) -> None:
                     docs.append(to_yaml(o))
                 else:
                     docs.append(fn(k, o))
-    k.out.append("\n\n".join(d.rstrip("\n") for d in docs) + ("\n" if docs else ""))
+    # kubectl prints each description (ending in a newline) and "\n\n" before the next: two blank lines between
+    k.out.append("\n\n".join(d.rstrip("\n") + "\n" for d in docs))
     k.cost = 3.0

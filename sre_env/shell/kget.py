@@ -146,6 +146,12 @@ def cmd_get(k: K) -> None:
                     items = k.api.list(info.kind, ns, label_sel or None, field_sel or None)
                 except ValueError as exc:
                     raise KubectlError(str(exc)) from None
+                except ApiError as exc:
+                    if exc.reason == "BadRequest" and (label_sel or field_sel):
+                        # kubectl's resource builder names the list that failed, keeping the server's reason
+                        gvr = f"{info.api_version.rpartition('/')[0]}/{info.api_version.rpartition('/')[2]}, Resource={info.plural}"
+                        raise ApiError(exc.code, exc.reason, f'Unable to find "{gvr}" that match label selector "{label_sel or ""}", field selector "{field_sel or ""}": {exc.message}') from None
+                    raise
                 collected.append((info, list(items)))
     sort_by = o.get("sort-by")
     if sort_by:

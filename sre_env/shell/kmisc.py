@@ -153,8 +153,14 @@ def cmd_exec(k: K) -> None:
     phase = (pod.get("status") or {}).get("phase")
     if phase in ("Succeeded", "Failed"):
         raise KubectlError(f"cannot exec into a container in a completed pod; current phase is {phase}")
-    c = _default_container(k, pod, p.opts.get("container"))
-    res = k.api.exec(pod["metadata"]["name"], k.namespace, c, argv)
+    # a named container is checked by the API server (BadRequest), not by kubectl as for logs
+    c = p.opts.get("container") or _default_container(k, pod, None)
+    try:
+        res = k.api.exec(pod["metadata"]["name"], k.namespace, c, argv)
+    except ApiError as err:
+        if err.message.startswith("unable to upgrade connection: "):
+            raise KubectlError(err.message) from None  # the kubelet's plain-text refusal, not a Status
+        raise
     out = res.output
     if out and not out.endswith("\n"):
         out += "\n"

@@ -211,6 +211,12 @@ def _hooks(world: World, kind: str) -> list[tuple[str, Obj]]:
 
 def admit_pod(world: World, pod: Obj, operation: str = "CREATE") -> Obj:
     """Run the admission chain on a pod about to be stored; returns the (mutated) pod or raises ApiError."""
+    spec = pod.get("spec")
+    if isinstance(spec, dict) and not spec.get("serviceAccountName"):
+        # the built-in ServiceAccount plugin (and defaulting of the deprecated alias): every stored pod names one
+        spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
+    if isinstance(spec, dict):
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
     ns_obj = world.store.find("Namespace", pod["metadata"].get("namespace") or "default")
     mutating = _hooks(world, "MutatingWebhookConfiguration") if world.store.kind_revision.get("MutatingWebhookConfiguration") else []
     for _, hook in mutating:

@@ -8,6 +8,7 @@ table; a difference is a bug in one of them.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,7 +47,27 @@ GETS = [
     "get svc", "get svc -o wide", "get deploy", "get deploy -o wide", "get deploy -A", "get rs", "get sts -A", "get ds -A",
     "get nodes", "get nodes -o wide", "get ns", "get cm", "get secrets", "get sa", "get pvc", "get pv", "get sc", "get ep",
     "get pod nope", "get frobs", "top pods", "top nodes", "rollout status deployment/geo",
+    "get all", "get deploy,svc", "get rs -o wide", "get sts -A -o wide", "get ds -A -o wide", "get ep -o wide", "get cm -A",
+    "get events", "get ev -A", "get pods -o name", "get pods -A -o wide", "get nodes --show-labels",
+    "get pods --field-selector status.phase=Running,spec.nodeName=worker-1",
+    "get pods --field-selector foo=bar", "get deploy --field-selector spec.replicas=1",
 ]
+#: describe of the core kinds; the real kubectl computes ages from the wall clock, not the simulated one
+DESCRIBES = [
+    "describe pods", "describe pod -l io.kompose.service=geo", "describe deploy", "describe rs", "describe svc",
+    "describe ep", "describe nodes", "describe node worker-1", "describe cm", "describe secret", "describe ns",
+    "describe ns hotel-reservation", "describe sts -A", "describe ds -A", "describe pvc", "describe pv", "describe sa",
+    "describe deploy nope", "describe svc -A",
+]
+#: whose map-valued fields kubectl prints in Go's random map order
+_UNORDERED = ("describe cm", "describe secret")
+_AGE = re.compile(r"(?<![\w.:/-])(?=\d)(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?(?![\w.:/%-])")
+
+
+def _masked(text: str, command: str) -> list[str]:
+    """Lines with client-side ages masked and tab-aligned spacing collapsed (the age width moves the columns)."""
+    lines = [" ".join(_AGE.sub("<age>", ln).split()) for ln in text.strip("\n").splitlines()]
+    return sorted(lines) if command.startswith(_UNORDERED) else lines
 
 
 @needs_kubectl
@@ -61,6 +82,37 @@ def test_real_kubectl_prints_what_the_builtin_shell_prints(served, command: str)
         return
     assert (real.stdout + real.stderr).strip("\n") == ours.output.strip("\n")
     assert (real.returncode == 0) == (ours.exit_code == 0)
+
+
+@needs_kubectl
+@pytest.mark.parametrize("command", DESCRIBES)
+def test_real_kubectl_describes_what_the_builtin_shell_describes(served, command: str) -> None:
+    env, server, cfg = served
+    real = kubectl(cfg, *command.split())
+    with server.lock:
+        ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl " + command)
+    assert _masked(real.stdout + real.stderr, command) == _masked(ours.output, command)
+    assert (real.returncode == 0) == (ours.exit_code == 0)
+
+
+@needs_kubectl
+def test_describe_service_reads_endpoint_slices_like_kubectl(tmp_path: Path) -> None:
+    """Five ready endpoints: kubectl shows three and "+ 2 more..." (from the EndpointSlices the server derives)."""
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    env.backend.api.scale("Deployment", "geo", NS, 5)
+    env.backend.advance(120)
+    server = IncidentServer(env.backend, speed=0, prom_port=None).start()
+    try:
+        cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, NS)
+        real = kubectl(cfg, "describe", "svc", "geo")
+        with server.lock:
+            ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl describe svc geo")
+    finally:
+        server.stop()
+    line = next(ln for ln in real.stdout.splitlines() if ln.startswith("Endpoints:"))
+    assert line.endswith(" + 2 more...") and line.count(":8083") == 3
+    assert _masked(real.stdout, "describe svc") == _masked(ours.output, "describe svc")
 
 
 @needs_kubectl
@@ -107,7 +159,49 @@ def test_errors_are_status_objects() -> None:
     assert r.status == 404
     r = handle(env.backend, "GET", "/api/v1", "", {}, b"")
     names = {res["name"] for res in r.body["resources"]}
-    assert {"pods", "pods/log", "services", "nodes"} <= names
+    assert {"pods", "pods/log", "services", "nodes", "limitranges"} <= names
+    assert "all" in next(res for res in r.body["resources"] if res["name"] == "pods")["categories"]
+
+
+def test_bad_requests_get_the_api_servers_error_shapes() -> None:
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    deploy = f"/apis/apps/v1/namespaces/{NS}/deployments/geo"
+
+    def call(method: str, path: str, query: str = "", ctype: str = "", body: bytes = b"") -> tuple[int, dict]:
+        r = handle(env.backend, method, path, query, {"Content-Type": ctype} if ctype else {}, body)
+        assert r.body["kind"] == "Status" and r.body["apiVersion"] == "v1" and r.body["status"] == "Failure" and r.body["code"] == r.status
+        return r.status, r.body
+
+    code, body = call("PATCH", deploy, ctype="application/merge-patch+json", body=b"{spec: 1}")
+    assert (code, body["reason"], body["message"]) == (400, "BadRequest", "error decoding patch: invalid character 's' looking for beginning of object key string")
+    code, body = call("PATCH", deploy, ctype="application/json-patch+json", body=b'{"op": "replace"}')
+    assert (code, body["message"]) == (400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    code, body = call("PATCH", deploy, ctype="application/strategic-merge-patch+json", body=b'{"spec": ')
+    assert (code, body["message"]) == (400, "error decoding patch: unexpected end of JSON input")
+    code, body = call("GET", f"/api/v1/namespaces/{NS}/pods", "fieldSelector=foo%3Dbar")
+    assert (code, body["reason"], body["message"]) == (400, "BadRequest", "field label not supported: foo")
+    code, body = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments", "fieldSelector=spec.replicas%3D1")
+    assert body["message"] == '"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    code, body = call("GET", f"/api/v1/namespaces/{NS}/pods/geo/frobnicate")
+    assert (code, body["reason"], body["message"]) == (404, "NotFound", "the server could not find the requested resource")
+    code, body = call("GET", f"/apis/apps/v1/namespaces/{NS}/deployments/nope")
+    assert (code, body["details"]) == (404, {"name": "nope", "group": "apps", "kind": "deployments"})
+    code, body = call("DELETE", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/worker-1")
+    assert (code, body["reason"]) == (405, "MethodNotAllowed")
+    code, body = call("GET", "/apis/discovery.k8s.io/v1/namespaces/hotel-reservation/endpointslices/nope")
+    assert (code, body["message"]) == (404, 'endpointslices.discovery.k8s.io "nope" not found')
+
+
+def test_derived_kinds_follow_the_simulated_cluster() -> None:
+    env = sre_env.SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    slices = handle(env.backend, "GET", f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices", "labelSelector=kubernetes.io%2Fservice-name%3Dgeo", {}, b"").body["items"]
+    ep = env.backend.api.get("Endpoints", "geo", NS)
+    assert [e["addresses"][0] for e in slices[0]["endpoints"]] == [a["ip"] for a in ep["subsets"][0]["addresses"]]
+    lease = handle(env.backend, "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/worker-2", "", {}, b"").body
+    assert lease["spec"]["holderIdentity"] == "worker-2" and lease["spec"]["leaseDurationSeconds"] == 40
+    assert handle(env.backend, "GET", f"/api/v1/namespaces/{NS}/limitranges", "", {}, b"").body["items"] == []
 
 
 def test_the_kubernetes_python_client_works_against_it(served) -> None:
