@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["Baseline", "record_baseline", "object_key", "MitigationOracle", "WATCHED_KINDS"]
+__all__ = ["Baseline", "record_baseline", "object_key", "preservation_checks", "MitigationOracle", "WATCHED_KINDS"]
 
 
 #: kinds the cleanup gate compares with the pre-incident state
@@ -113,34 +113,8 @@ class MitigationOracle:
         return OracleResult.from_checks(self.name, checks, settle_s=self.settle_s, **extra)
 
     def health_checks(self, fork: "SimBackend", scenario: "Scenario", baseline: Baseline) -> list[Check]:
-        api = fork.api
         ns = baseline.namespace
-        checks: list[Check] = []
-        missing, short = [], []
-        for kind, name, replicas in baseline.workloads:
-            try:
-                obj = api.get(kind, name, ns)
-            except Exception:  # noqa: BLE001 - any API failure means it is gone
-                missing.append(f"{kind.lower()}/{name}")
-                continue
-            available = int(obj.get("status", {}).get("availableReplicas", 0))
-            if available < replicas:
-                short.append(f"{kind.lower()}/{name} {available}/{replicas} available")
-        checks.append(Check("workloads_present", not missing, "missing: " + ", ".join(missing) if missing else "all baseline workloads exist"))
-        checks.append(Check("workloads_available", not short and not missing, "; ".join(short) if short else "every workload at its baseline replicas"))
-        broken = []
-        for name, selector in baseline.services:
-            svc = next((s for s in api.list("Service", ns) if s["metadata"]["name"] == name), None)
-            if svc is None:
-                broken.append(f"service/{name} deleted")
-                continue
-            if not selector:
-                continue
-            ep = next((e for e in api.list("Endpoints", ns) if e["metadata"]["name"] == name), None)
-            ready = sum(len(sub.get("addresses") or ()) for sub in (ep or {}).get("subsets") or ())
-            if ready == 0:
-                broken.append(f"service/{name} has no ready endpoints")
-        checks.append(Check("services_serving", not broken, "; ".join(broken) if broken else "every baseline service has ready endpoints"))
+        checks = preservation_checks(fork.api, baseline)
         success, latency = self._client_window(fork, scenario.app.name)
         need = max(baseline.client_success - self.success_margin, 0.0)
         checks.append(Check("client_success", success >= need, f"success rate {success:.4f} over the last {int(self.window_s)}s (baseline {baseline.client_success:.4f}, need >= {need:.4f})"))
@@ -158,3 +132,36 @@ class MitigationOracle:
         if not hist:
             return 0.0, float("inf")
         return sum(s for _, s, _ in hist) / len(hist), sum(l for _, _, l in hist) / len(hist)
+
+
+def preservation_checks(api: Any, baseline: Baseline) -> list[Check]:
+    """Baseline preservation over the API alone: every baseline workload exists at its baseline
+    replicas, every baseline Service still selects ready pods (the live gates reuse it on real clusters)."""
+    ns = baseline.namespace
+    checks: list[Check] = []
+    missing, short = [], []
+    for kind, name, replicas in baseline.workloads:
+        try:
+            obj = api.get(kind, name, ns)
+        except Exception:  # noqa: BLE001 - any API failure means it is gone
+            missing.append(f"{kind.lower()}/{name}")
+            continue
+        available = int(obj.get("status", {}).get("availableReplicas", 0))
+        if available < replicas:
+            short.append(f"{kind.lower()}/{name} {available}/{replicas} available")
+    checks.append(Check("workloads_present", not missing, "missing: " + ", ".join(missing) if missing else "all baseline workloads exist"))
+    checks.append(Check("workloads_available", not short and not missing, "; ".join(short) if short else "every workload at its baseline replicas"))
+    broken = []
+    for name, selector in baseline.services:
+        svc = next((s for s in api.list("Service", ns) if s["metadata"]["name"] == name), None)
+        if svc is None:
+            broken.append(f"service/{name} deleted")
+            continue
+        if not selector:
+            continue
+        ep = next((e for e in api.list("Endpoints", ns) if e["metadata"]["name"] == name), None)
+        ready = sum(len(sub.get("addresses") or ()) for sub in (ep or {}).get("subsets") or ())
+        if ready == 0:
+            broken.append(f"service/{name} has no ready endpoints")
+    checks.append(Check("services_serving", not broken, "; ".join(broken) if broken else "every baseline service has ready endpoints"))
+    return checks

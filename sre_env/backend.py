@@ -3,7 +3,7 @@
 Everything above this line (shell, faults, oracles, the env) talks to a cluster
 only through these surfaces, so a fault written once runs on the embedded
 simulator and on a real cluster. ``SimBackend`` (sre_env.sim.backend) is the
-default implementation.
+default implementation; ``KubernetesBackend`` (sre_env.k8s) runs on a live cluster.
 """
 
 from __future__ import annotations

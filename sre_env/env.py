@@ -10,6 +10,11 @@ Reward: 0 until the episode ends, then the mitigation oracle's score
 Reset restores a cached healthy cluster (warm-up traffic included), builds a
 fresh scenario from the seed, injects the fault and lets the incident develop
 before the first observation. Same seed + same actions -> same episode.
+
+``backend="kubernetes"`` (or a ``sre_env.k8s.KubernetesBackend``) runs the
+scenario on a live cluster instead: the agent's commands go to the real
+kubectl, observations come from the cluster's telemetry and the gates run on
+the live timeline; such episodes are nondeterministic (docs/kubernetes.md).
 """
 
 from __future__ import annotations
@@ -69,6 +74,22 @@ def _telemetry_commands() -> dict[str, Any]:
     return commands
 
 
+def _live_backend(backend: Any, kubeconfig: str | None, options: dict[str, Any] | None) -> Any:
+    """``"sim"``/None: the simulator (None returned); ``"kubernetes"``: a KubernetesBackend built from
+    ``kubeconfig`` and ``options``; an object with ``start_episode``: that live backend."""
+    if backend is None or backend == "sim":
+        if kubeconfig is not None or options:
+            raise ValueError("kubeconfig and backend_options apply to backend='kubernetes'")
+        return None
+    if backend == "kubernetes":
+        from sre_env.k8s.backend import KubernetesBackend
+
+        return KubernetesBackend(kubeconfig, **(options or {}))
+    if not isinstance(backend, type) and callable(getattr(backend, "start_episode", None)):
+        return backend
+    raise ValueError(f"backend must be 'sim', 'kubernetes' or a KubernetesBackend, got {backend!r}")
+
+
 _TASK_HINTS = {
     "mitigation": "",
     "diagnosis": "\n(Task: diagnose only. End with `submit <root cause: component, mechanism, details>`.)",
@@ -117,8 +138,19 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         diagnosis_judge: Any = None,
         split: str = "all",
         noise: str = "none",
+        backend: Any = "sim",
+        kubeconfig: str | None = None,
+        backend_options: dict[str, Any] | None = None,
     ) -> None:
         self.scenario_cls = scenario_class(scenario) if isinstance(scenario, str) else scenario
+        #: a live cluster (sre_env.k8s) instead of the embedded simulator; None: the simulator
+        self._live = _live_backend(backend, kubeconfig, backend_options)
+        if self._live is not None:
+            self._live.check_supported(self.scenario_cls)
+            if noise != "none":
+                raise ValueError("noise is scheduled on the simulator's clock; a live cluster brings its own (use noise='none')")
+            # users see from the metadata (and the spec, see below) that episodes do not replay
+            self.metadata = {**type(self).metadata, "nondeterministic": True, "backend": "kubernetes"}
         if split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         if noise not in NOISE_LEVELS:
@@ -171,10 +203,13 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         develop_s = self.develop_s if self.develop_s is not None else self.scenario.develop_s
         # noise starts a minute before the agent's first look, so some of it has already happened
         lead = NOISE_LEAD_S if self.noise != "none" else 0.0
-        backend, self._baseline = developed_incident(self.scenario, max(develop_s - lead, 0.0))
-        # from here on, randomness is the episode's own
-        backend.world.rng = np.random.default_rng([episode_seed, 2])
-        backend.world.variant_seed = episode_seed % (2**31)
+        if self._live is not None:
+            backend, self._baseline = self._live, self._live.start_episode(self.scenario, develop_s)
+        else:
+            backend, self._baseline = developed_incident(self.scenario, max(develop_s - lead, 0.0))
+            # from here on, randomness is the episode's own
+            backend.world.rng = np.random.default_rng([episode_seed, 2])
+            backend.world.variant_seed = episode_seed % (2**31)
         if lead:
             rc = self.scenario.root_cause()
             involved = tuple(c.split("/", 1)[-1] for c in (rc.component, *(rc.affected or ())))
@@ -221,6 +256,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
                 result = CommandResult("Submitted. Grading the cluster...\n", 0, 0.0, False)
                 reward += self._finish(text, submitted=True)
                 terminated = True
+        elif self._live is not None:
+            result = self._live.run_agent_command(action)  # the real kubectl; the cluster's clock moved by itself
         else:
             result = run_command(self._shell, action)
             self.backend.advance(result.cost_s)
@@ -259,7 +296,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         if self.render_mode != "ansi":
             return None
         obs = self._observation()
-        lines = [f"--- step {self._steps}  t={iso(self.backend.now) if self.backend else '-'} ---", obs["output"]]
+        shown = "-" if self.backend is None else iso(self.backend.now) if self._live is None else f"+{self.backend.now - self._t0:.0f}s"
+        lines = [f"--- step {self._steps}  t={shown} ---", obs["output"]]
         if obs["alerts"]:
             lines += ["[alerts]", obs["alerts"]]
         return "\n".join(lines)
@@ -290,7 +328,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             "risk": grade.risk,
             "root_cause": self.scenario.root_cause().as_dict(),
             "split": self.split,
-            "noise": list(self.backend.world.noise_log),
+            "noise": list(self.backend.world.noise_log) if self._live is None else [],
             "variant": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.scenario.variant.items()},
         }
         return grade.reward
@@ -298,11 +336,15 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     def _health(self) -> float:
         """Potential for shaping: the client's success ratio right now."""
         assert self.backend is not None and self.scenario is not None
+        if self._live is not None:
+            return self._live.client_success(self.scenario.namespace)
         res = self.backend.world.last_traffic.get(self.scenario.app.name)
         return float(res.client_success) if res is not None else 0.0
 
     def _observation(self) -> dict[str, Any]:
         assert self.backend is not None
+        if self._live is not None:
+            return self._live_observation()
         world = self.backend.world
         # alerts and metrics change only on a scrape, logs only when a line is written
         # or time passes: reuse what was built for the same state (copies go out, so
@@ -332,6 +374,39 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             "step": np.array([self._steps], dtype=np.int64),
             "time": np.array([self.backend.now - self._t0], dtype=np.float32),
         }
+
+    def _live_observation(self) -> dict[str, Any]:
+        """The same Dict from a live cluster's telemetry (sre_env.k8s.backend.KubernetesBackend.observe)."""
+        assert self._live is not None and self.scenario is not None
+        live = self._live.observe(self.scenario, self._metric_names, WINDOW)
+        return {
+            "output": sanitize(self._last_output, OUTPUT_MAX),
+            "alerts": sanitize(live.alerts, ALERTS_MAX),
+            "logs": sanitize(live.logs, LOGS_MAX),
+            "traces": sanitize(live.traces, TRACES_MAX),
+            "metrics": np.clip(live.metrics.astype(np.float32), 0.0, METRIC_MAX),
+            "metrics_mask": live.metrics_mask.astype(np.int8),
+            "step": np.array([self._steps], dtype=np.int64),
+            "time": np.array([max(self._live.now - self._t0, 0.0)], dtype=np.float32),
+        }
+
+    @property
+    def spec(self) -> Any:
+        return self.__dict__.get("_spec")
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        # gym.make stamps the registered (deterministic) spec on the env; on a live cluster say otherwise
+        if value is not None and self.__dict__.get("_live") is not None and not value.nondeterministic:
+            import dataclasses
+
+            value = dataclasses.replace(value, nondeterministic=True)
+        self.__dict__["_spec"] = value
+
+    def close(self) -> None:
+        """Release a live backend's sandbox, agent credentials and node pods (the simulator holds none)."""
+        if self._live is not None:
+            self._live.close()
 
     def _recent_logs(self, horizon_s: float = 120.0, limit: int = 12) -> str:
         """Warnings and errors the app's containers logged recently (newest last)."""

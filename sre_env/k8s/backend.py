@@ -1,0 +1,274 @@
+"""KubernetesBackend: the same scenarios on a real cluster, through the real clients.
+
+The Backend seam's surfaces over a live cluster: ``api`` is :class:`KubeApi`
+(the official ``kubernetes`` client), ``nodes`` is :class:`PrivilegedPodNodes`,
+``telemetry`` is :class:`LiveTelemetry` (Prometheus, Loki, Jaeger). Agent
+commands run as the real ``kubectl`` with a namespace-scoped kubeconfig in a
+sandbox (``sandbox.py``). Nothing here is deterministic: the cluster has its
+own clock, scheduler and network, so the backend says ``nondeterministic`` and
+the env marks its spec accordingly.
+
+An episode on a live cluster (``start_episode``): undo what the last episode
+changed on nodes, reconcile the app namespace to the recorded baseline (the
+first episode records it once the app is healthy), draw the scenario's variant
+from the live cluster, inject the fault through the API/exec/node pods, and let
+the incident develop. Grading runs :class:`~sre_env.k8s.oracles.LiveGates`.
+
+Example::
+
+    from sre_env.k8s import KubernetesBackend
+    backend = KubernetesBackend("~/.kube/config", prometheus_url="http://localhost:9090")
+    env = sre_env.SREEnv("ScalePodZero", backend=backend)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sre_env.errors import MissingExtraError, ScenarioError
+
+from .guard import NamespaceGuard, guard_kubeconfig
+from .oracles import LIVE_SCENARIOS, LiveGates, live_scenario_name, record_live_baseline
+from .reconcile import reconcile
+from .sandbox import Sandbox, ScopedCredentials, make_sandbox, scoped_kubeconfig
+from .telemetry import LiveTelemetry
+
+if TYPE_CHECKING:
+    from sre_env.envs.base import Scenario
+    from sre_env.rewards.base import OracleResult
+    from sre_env.rewards.mitigation import Baseline
+    from sre_env.shell import CommandResult
+
+__all__ = ["KubernetesBackend", "LiveObservation"]
+
+
+@dataclass(frozen=True)
+class LiveObservation:
+    """The parts of an observation the env cannot compute itself on a live cluster."""
+
+    alerts: str
+    logs: str
+    traces: str
+    metrics: np.ndarray
+    metrics_mask: np.ndarray
+
+
+class KubernetesBackend:
+    """A live cluster behind the Backend seam (see the module docstring).
+
+    Args:
+        kubeconfig: the harness's (admin) kubeconfig; ``None`` uses ``$KUBECONFIG`` or ``~/.kube/config``.
+        context: a context of that kubeconfig (default: its current one).
+        prometheus_url: Prometheus with the load generator's and kube-state-metrics' series (needed to grade).
+        loki_url, jaeger_url: optional log and trace query APIs for the observation.
+        time_scale: cluster seconds per wall second (1 on a real cluster; the speed-up of ``sre-env serve``).
+        sandbox: ``auto`` (docker when an engine answers), ``docker`` or ``subprocess``.
+        allow_unverified: run scenarios not in ``LIVE_SCENARIOS`` (their checks may need the simulator).
+    """
+
+    nondeterministic = True
+    #: the env asks the backend for observations and grading instead of reading a simulated world
+    live = True
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        prometheus_url: str | None = None,
+        loki_url: str | None = None,
+        jaeger_url: str | None = None,
+        time_scale: float = 1.0,
+        sandbox: str = "auto",
+        sandbox_image: str | None = None,
+        node_image: str | None = None,
+        command_timeout_s: float = 120.0,
+        healthy_timeout_s: float = 900.0,
+        gates: LiveGates | None = None,
+        allow_unverified: bool = False,
+    ) -> None:
+        try:
+            from kubernetes import config
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise MissingExtraError("KubernetesBackend needs the [k8s] extra: pip install 'sre-env[k8s]'") from exc
+        from .api import KubeApi
+        from .nodes import DEFAULT_IMAGE, PrivilegedPodNodes
+
+        path = os.path.expanduser(str(kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"))
+        self.kubeconfig = Path(path)
+        self.api = KubeApi(config.new_client_from_config(config_file=path, context=context))
+        self.nodes = PrivilegedPodNodes(self.api, image=node_image or DEFAULT_IMAGE)
+        self.telemetry = LiveTelemetry(prometheus_url, loki_url=loki_url, jaeger_url=jaeger_url)
+        if time_scale <= 0:
+            raise ValueError(f"time_scale must be positive, got {time_scale}")
+        self.time_scale = float(time_scale)
+        self.sandbox_mode = sandbox
+        self.sandbox_image = sandbox_image
+        self.command_timeout_s = float(command_timeout_s)
+        self.healthy_timeout_s = float(healthy_timeout_s)
+        self.gates = gates or LiveGates()
+        self.allow_unverified = allow_unverified
+        self.sandbox: Sandbox | None = None
+        self._credentials: ScopedCredentials | None = None
+        self._guard: NamespaceGuard | None = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="sre-env-k8s-"))
+        weakref.finalize(self, shutil.rmtree, self._workdir, True)
+        self._baselines: dict[str, "Baseline"] = {}
+        self._mono0 = time.monotonic()
+        server = self.telemetry.server_time()
+        self._clock = (server, time.monotonic()) if server is not None else None
+
+    # -- time ----------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        """Cluster seconds: Prometheus' clock when there is one (a served simulator's clock runs
+        faster than the wall), else the wall clock times ``time_scale``."""
+        mono = time.monotonic()
+        if self._clock is None:
+            return (mono - self._mono0) * self.time_scale
+        server = self.telemetry.server_time()
+        if server is None:
+            last, at = self._clock
+            return last + (mono - at) * self.time_scale
+        self._clock = (server, mono)
+        return server
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` of cluster time pass (a sleep: the cluster moves on by itself)."""
+        if seconds <= 0:
+            return
+        target = self.now + seconds
+        # a clock that stands still (a paused ``sre-env serve``, a wrong time_scale) must not hang the caller
+        give_up = time.monotonic() + 3.0 * seconds / self.time_scale + 30.0
+        while True:
+            left = target - self.now
+            if left <= 0:
+                return
+            if time.monotonic() > give_up:
+                raise RuntimeError(f"the cluster clock did not advance {seconds:.0f}s (still {left:.0f}s short); is time_scale={self.time_scale} right?")
+            time.sleep(min(max(left / self.time_scale, 0.02), 5.0))
+
+    # -- episodes --------------------------------------------------------------------------
+    def check_supported(self, scenario_cls: type["Scenario"]) -> None:
+        if live_scenario_name(scenario_cls) is None and not self.allow_unverified:
+            raise ScenarioError(
+                f"{scenario_cls.__name__} is not verified on the KubernetesBackend yet (its checks or its reference fix "
+                f"need the simulator); verified: {', '.join(sorted(LIVE_SCENARIOS))}. Pass allow_unverified=True to try it anyway."
+            )
+
+    def start_episode(self, scenario: "Scenario", develop_s: float) -> "Baseline":
+        """Recover, reconcile to the baseline, inject ``scenario`` and let it develop; returns the baseline."""
+        self.check_supported(type(scenario))
+        ns = scenario.namespace
+        self.nodes.recover_all()
+        self._ensure_sandbox(ns)
+        baseline = self._baselines.get(ns)
+        if baseline is not None:
+            reconcile(self.api, baseline, ns)
+        self.wait_healthy(ns)
+        if baseline is None:
+            baseline = self._baselines[ns] = record_live_baseline(self, ns)
+        scenario.variant = scenario.choose_variant(self)  # type: ignore[arg-type]
+        scenario.inject(self)  # type: ignore[arg-type]
+        self.advance(develop_s)
+        return baseline
+
+    def wait_healthy(self, namespace: str) -> None:
+        """Until every Deployment and StatefulSet of ``namespace`` has all its replicas available."""
+        deadline = time.monotonic() + self.healthy_timeout_s
+        while True:
+            short = []
+            for kind in ("Deployment", "StatefulSet"):
+                for obj in self.api.list(kind, namespace):
+                    want = int(obj["spec"].get("replicas", 1))
+                    have = int((obj.get("status") or {}).get("availableReplicas") or 0)
+                    if have < want:
+                        short.append(f"{kind.lower()}/{obj['metadata']['name']} {have}/{want}")
+            if not short:
+                return
+            if time.monotonic() > deadline:
+                raise ScenarioError(f"namespace {namespace} did not become healthy within {self.healthy_timeout_s:.0f}s: {', '.join(short[:6])}")
+            time.sleep(2.0)
+
+    def _ensure_sandbox(self, namespace: str) -> None:
+        if self.sandbox is not None and self._credentials is not None and self._credentials.namespace == namespace:
+            return
+        self._close_sandbox()
+        dest = self._workdir / f"agent-{namespace}.kubeconfig"
+        self._credentials = scoped_kubeconfig(self.api, self.kubeconfig, namespace, dest)
+        if self._credentials.mode == "namespace":
+            # no authentication to scope a token to: a loopback guard enforces what the Role would
+            self._guard = guard_kubeconfig(self._credentials.kubeconfig, namespace)
+        self.sandbox = make_sandbox(self._credentials.kubeconfig, self.sandbox_mode, image=self.sandbox_image)
+
+    # -- the agent ---------------------------------------------------------------------------
+    def run_agent_command(self, command: str) -> "CommandResult":
+        """Run one agent command line in the sandbox; its cost is the cluster time it took."""
+        from sre_env.shell import CommandResult
+
+        if self.sandbox is None:
+            raise RuntimeError("no episode has started on this backend (call start_episode first)")
+        out = self.sandbox.run(command, timeout_s=self.command_timeout_s)
+        return CommandResult(out.output, out.exit_code, out.wall_s * self.time_scale, out.mutating)
+
+    # -- observations ------------------------------------------------------------------------
+    def observe(self, scenario: "Scenario", metric_names: list[str], length: int) -> LiveObservation:
+        ns = scenario.namespace
+        window, mask = self.telemetry.metrics_window(scenario.app, metric_names, length)
+        return LiveObservation(
+            alerts="\n".join(self.telemetry.firing_alerts()),
+            logs=self.telemetry.recent_logs(ns),
+            traces=self.telemetry.trace_summary(scenario.app.entrypoint),
+            metrics=window,
+            metrics_mask=mask,
+        )
+
+    def firing_alerts(self) -> list[str]:
+        return self.telemetry.firing_alerts()
+
+    def client_success(self, namespace: str, window_s: float = 60.0) -> float:
+        client = self.telemetry.client_window(namespace, window_s)
+        return client.success if client.has_data else 0.0
+
+    # -- grading --------------------------------------------------------------------------------
+    def grade(self, scenario: "Scenario", baseline: "Baseline") -> dict[str, "OracleResult"]:
+        return self.gates.evaluate(self, scenario, baseline)
+
+    # -- teardown --------------------------------------------------------------------------------
+    def _close_sandbox(self) -> None:
+        if self._guard is not None:
+            self._guard.stop()
+            self._guard = None
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+        if self._credentials is not None:
+            self._credentials.revoke(self.api)
+            self._credentials = None
+
+    def close(self) -> None:
+        """Recover the last fault (node changes undone, the namespace reconciled to its baseline), then
+        remove what the harness made (sandbox, agent credentials, node access pods); the app stays."""
+        self._close_sandbox()
+        try:
+            self.nodes.recover_all()
+            for ns, baseline in self._baselines.items():
+                reconcile(self.api, baseline, ns)
+            self.nodes.remove_pods()
+        except Exception:
+            pass
+        self._baselines.clear()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "KubernetesBackend":
+        # a live cluster is not copied: gym.make's spec copies refer to the same backend
+        return self

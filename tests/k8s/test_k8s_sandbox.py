@@ -1,0 +1,207 @@
+"""The agent's sandbox: scrubbed environment, namespace-scoped kubeconfig, locked-down container."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sre_env.errors import ApiError
+from sre_env.k8s.sandbox import (
+    AGENT_NAME,
+    DockerSandbox,
+    SubprocessSandbox,
+    is_mutating,
+    make_sandbox,
+    scoped_kubeconfig,
+)
+
+NS = "hotel-reservation"
+needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+
+
+def _kubeconfig(path: Path, user: dict, cluster: dict | None = None) -> Path:
+    cfg = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster or {"server": "https://10.0.0.1:6443"}}],
+        "users": [{"name": "admin", "user": user}],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "admin"}}],
+        "current-context": "ctx",
+    }
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_the_subprocess_sees_no_harness_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-harness-secret")
+    monkeypatch.setenv("KUBECONFIG", "/root/.kube/admin.conf")
+    box = SubprocessSandbox(_kubeconfig(tmp_path / "kc", {}))
+    try:
+        out = box.run("env")
+        names = {line.split("=", 1)[0] for line in out.output.splitlines() if "=" in line}
+        assert names <= {"PATH", "HOME", "KUBECONFIG", "PWD", "SHLVL", "_"}
+        assert "sk-harness-secret" not in out.output and "admin.conf" not in out.output
+        home = box.run('echo "$HOME $KUBECONFIG"').output.split()
+        assert home[1] == f"{home[0]}/.kube/config" and Path(home[1]).read_text() == (tmp_path / "kc").read_text()
+        assert home[0] != str(Path.home())
+        slow = box.run("sleep 5", timeout_s=0.3)
+        assert slow.exit_code == 124 and "timed out" in slow.output
+        failed = box.run("echo oops >&2; exit 3")
+        assert (failed.output, failed.exit_code) == ("oops\n", 3)
+    finally:
+        box.close()
+    assert not box.home.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "mutating"),
+    [
+        ("kubectl get pods", False),
+        ("kubectl -n x scale deploy/a --replicas=1", True),
+        ("kubectl rollout status deploy/a", False),
+        ("kubectl rollout restart deploy/a", True),
+        ("kubectl get pods | grep a", False),
+        ("kubectl get svc a -o yaml | kubectl apply -f -", True),
+        ("echo 'unterminated", False),
+    ],
+)
+def test_mutating_commands_are_recognised(command: str, mutating: bool) -> None:
+    assert is_mutating(command) is mutating
+
+
+def test_the_docker_sandbox_is_locked_down(tmp_path: Path) -> None:
+    box = DockerSandbox(_kubeconfig(tmp_path / "kc", {}), start=False)
+    try:
+        argv = box.run_argv()
+        flags = " ".join(argv)
+        for flag in ("--cap-drop ALL", "--read-only", "--security-opt no-new-privileges", "--user 65532:65532", "--network host", "-e KUBECONFIG=/kube/config"):
+            assert flag in flags
+        mounts = [argv[i + 1] for i, a in enumerate(argv) if a == "-v"]
+        assert mounts == [f"{box.kubeconfig}:/kube/config:ro"]
+        assert box.exec_argv("kubectl get pods")[-3:] == ["/bin/sh", "-c", "kubectl get pods"]
+    finally:
+        box.close()
+
+
+def test_without_a_docker_engine_the_subprocess_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sre_env.k8s.sandbox.docker_available", lambda docker="docker": False)
+    box = make_sandbox(_kubeconfig(tmp_path / "kc", {}))
+    try:
+        assert isinstance(box, SubprocessSandbox)
+    finally:
+        box.close()
+    with pytest.raises(ValueError):
+        make_sandbox(tmp_path / "kc", "vm")
+
+
+class _RbacApi:
+    """Records what scoped_kubeconfig creates; the token request can be made to fail."""
+
+    def __init__(self, fail_token: bool = False) -> None:
+        self.created: list[dict] = []
+        self.deleted: list[tuple[str, str, str]] = []
+        self.fail_token = fail_token
+
+    def create(self, obj: dict) -> dict:
+        self.created.append(obj)
+        return obj
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, force: bool = False) -> dict:
+        self.deleted.append((kind, name, namespace or ""))
+        return {}
+
+    def service_account_token(self, name: str, namespace: str, seconds: int) -> str:
+        if self.fail_token:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        return f"token-for-{namespace}-{name}-{seconds}"
+
+
+def test_a_cluster_with_auth_gets_an_rbac_scoped_token(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(b"-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n")
+    src = _kubeconfig(tmp_path / "admin", {"client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"}, {"server": "https://10.0.0.1:6443", "certificate-authority": str(ca)})
+    api = _RbacApi()
+    creds = scoped_kubeconfig(api, src, NS, tmp_path / "agent")  # type: ignore[arg-type]
+    assert creds.mode == "token"
+    assert [o["kind"] for o in api.created] == ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
+    nodes_role = api.created[3]
+    assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in nodes_role["rules"])  # cluster-wide: read nodes only
+    assert {r for rule in nodes_role["rules"] for r in rule["resources"]} == {"nodes"}
+    role = api.created[1]
+    assert role["metadata"]["namespace"] == NS and all(r["verbs"] for r in role["rules"])
+    binding = api.created[2]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": AGENT_NAME, "namespace": NS}] and binding["roleRef"]["kind"] == "Role"
+    cfg = yaml.safe_load(creds.kubeconfig.read_text())
+    user = cfg["users"][0]["user"]
+    assert user == {"token": f"token-for-{NS}-{AGENT_NAME}-7200"}  # the admin's certificate never reaches the agent
+    cluster = cfg["clusters"][0]["cluster"]
+    assert base64.b64decode(cluster["certificate-authority-data"]) == ca.read_bytes()
+    assert cfg["contexts"][0]["context"]["namespace"] == NS
+    creds.revoke(api)  # type: ignore[arg-type]
+    assert [d[0] for d in api.deleted] == ["ClusterRoleBinding", "ClusterRole", "RoleBinding", "Role", "ServiceAccount"]
+
+
+def test_a_failed_token_request_removes_what_it_created(tmp_path: Path) -> None:
+    src = _kubeconfig(tmp_path / "admin", {"token": "admin-token"})
+    api = _RbacApi(fail_token=True)
+    with pytest.raises(ApiError, match="namespace-scoped credentials"):
+        scoped_kubeconfig(api, src, NS, tmp_path / "agent")  # type: ignore[arg-type]
+    assert len(api.deleted) == 5 and not (tmp_path / "agent").exists()
+
+
+@needs_kubectl
+def test_real_kubectl_in_the_sandbox_works_in_the_namespace(paused, tmp_path: Path) -> None:
+    from kubernetes import config
+
+    from sre_env.k8s.api import KubeApi
+
+    api = KubeApi(config.new_client_from_config(config_file=str(paused.kubeconfig)))
+    creds = scoped_kubeconfig(api, paused.kubeconfig, NS, tmp_path / "agent")
+    assert creds.mode == "namespace" and not creds.created  # served on loopback without auth: nothing to create
+    box = SubprocessSandbox(creds.kubeconfig)
+    try:
+        out = box.run("kubectl get deploy | grep -c hotel-reserv || kubectl get deploy")
+        assert out.exit_code == 0, out.output
+        listing = box.run("kubectl get deploy").output
+        assert "frontend" in listing and "mongodb-geo" in listing  # the app namespace without -n
+        scaled = box.run("kubectl scale deployment/geo --replicas=2")
+        assert scaled.exit_code == 0 and scaled.mutating and "scaled" in scaled.output
+        assert box.run("kubectl get pods nope").exit_code == 1
+        try:
+            import sre_env.serve.kube_exec  # noqa: F401 - exec is served: the agent's kubectl exec works too
+        except ImportError:
+            return
+        shown = box.run("kubectl exec deploy/geo -- printenv CONSUL_ADDRESS")
+        assert (shown.output, shown.exit_code) == ("consul:8500\n", 0)
+    finally:
+        box.close()
+
+
+def test_the_docker_sandbox_lifecycle_with_a_stand_in_engine(tmp_path: Path) -> None:
+    """A stand-in ``docker`` (records its argv; ``exec`` runs the command locally) drives start, run and close."""
+    log = tmp_path / "docker.log"
+    fake = tmp_path / "docker"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'case "$1" in\n'
+        '  info) echo 28.2.2 ;;\n'
+        '  run) echo 0123456789abcdef ;;\n'
+        '  exec) shift $(($# - 1)); exec /bin/sh -c "$1" ;;\n'
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    from sre_env.k8s.sandbox import docker_available
+
+    assert docker_available(str(fake)) and not docker_available(str(tmp_path / "absent"))
+    box = DockerSandbox(_kubeconfig(tmp_path / "kc", {}), docker=str(fake))
+    out = box.run("echo from-the-container; exit 4")
+    assert (out.output, out.exit_code, out.mutating) == ("from-the-container\n", 4, False)
+    box.close()
+    calls = [line.split()[0] for line in log.read_text().splitlines()]
+    assert calls == ["info", "run", "exec", "rm"]
+    assert f"rm -f {box.name}" in log.read_text() and not box.kubeconfig.exists()
