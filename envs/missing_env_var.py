@@ -68,14 +68,15 @@ class MissingEnvVar(ServiceFault):
         return [
             f"kubectl get pods -n {ns}",
             f"kubectl logs deployment/{v['service']} -n {ns} --previous --tail=20",
-            f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}={v['value']}",
+            # -c: `set env` also writes init containers, which never had the variable
+            f"kubectl set env deployment/{v['service']} -n {ns} -c {v['container']} {v['var']}={v['value']}",
         ]
 
     def wrong_fixes(self) -> dict[str, list[str]]:
         v = self.variant
         ns = self.namespace
         port = v["value"].rsplit(":", 1)[-1]
-        return self.service_wrong_fixes(wrong_value=[f"kubectl set env deployment/{v['service']} -n {ns} {v['var']}=localhost:{port}"])
+        return self.service_wrong_fixes(wrong_value=[f"kubectl set env deployment/{v['service']} -n {ns} -c {v['container']} {v['var']}=localhost:{port}"])
 
     def cause_checks(self, backend: "SimBackend") -> list[Check]:
         """The running pods see the variable with a value that reaches its dependency.

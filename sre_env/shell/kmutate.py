@@ -8,6 +8,7 @@ stored dict, so objects are deep-copied before modification.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
 from typing import Any
 
@@ -140,6 +141,15 @@ def _pick_containers(k: K, obj: Obj, which: str | None) -> list[dict[str, Any]]:
     return sel
 
 
+def _env_containers(obj: Obj, which: str | None) -> list[dict[str, Any]]:
+    """``set env``'s containers: the app containers, then the init containers (kubectl selects both)."""
+    spec = _pod_spec(obj)
+    cs = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    if not which or which == "*":
+        return cs
+    return [c for c in cs if fnmatch.fnmatchcase(str(c.get("name", "")), which)]
+
+
 def _set_targets(k: K, verb: str) -> list[tuple[KindInfo, Obj]]:
     p = k.p
     assert p is not None
@@ -171,7 +181,7 @@ def cmd_set_env(k: K) -> None:
     targets = _set_targets(k, "env")
     if p.opts.get("list"):
         for info, obj in targets:
-            for c in _pick_containers(k, obj, p.opts.get("container")):
+            for c in _env_containers(obj, p.opts.get("container")):
                 k.line(f"# {obj['kind']} {obj['metadata']['name']}, container {c.get('name')}")
                 for e in c.get("env") or []:
                     if "value" in e:
@@ -186,7 +196,11 @@ def cmd_set_env(k: K) -> None:
     if not assigns and not removes:
         raise KubectlError("at least one environment variable must be provided")
     for info, obj in targets:
-        for c in _pick_containers(k, obj, p.opts.get("container")):
+        chosen = _env_containers(obj, p.opts.get("container"))
+        if not chosen:
+            k.err.append(f'warning: {kind_label(info)}/{obj["metadata"]["name"]} does not have any containers matching "{p.opts.get("container")}"\n')
+            continue
+        for c in chosen:
             env = [e for e in (c.get("env") or []) if e.get("name") not in removes]
             for key, val in assigns:
                 for e in env:

@@ -43,6 +43,25 @@ def test_set_env_add_remove_and_list(sh, backend):
     assert sh("kubectl set env deploy/web --list").output == "# Deployment web, container web\nLOG_LEVEL=debug\n"
 
 
+def test_set_env_writes_init_containers_too_unless_c_picks_one(sh, backend):
+    """kubectl selects init containers as well as app containers (-c narrows it, wildcards allowed)."""
+    dep = _dep(backend)
+    dep["spec"]["template"]["spec"]["initContainers"] = [{"name": "wait", "image": "busybox"}]
+    backend.store.replace(dep)
+    assert sh("kubectl set env deploy/web A=1").exit_code == 0
+    spec = _dep(backend)["spec"]["template"]["spec"]
+    assert {"name": "A", "value": "1"} in spec["containers"][0]["env"] and spec["initContainers"][0]["env"] == [{"name": "A", "value": "1"}]
+    assert sh("kubectl set env deploy/web -c w* B=2").exit_code == 0
+    spec = _dep(backend)["spec"]["template"]["spec"]
+    assert {"name": "B", "value": "2"} in spec["containers"][0]["env"] and {"name": "B", "value": "2"} in spec["initContainers"][0]["env"]
+    assert sh("kubectl set env deploy/web -c web C=3").exit_code == 0
+    spec = _dep(backend)["spec"]["template"]["spec"]
+    assert {"name": "C", "value": "3"} in spec["containers"][0]["env"] and not any(e["name"] == "C" for e in spec["initContainers"][0]["env"])
+    r = sh("kubectl set env deploy/web -c nope D=4")
+    assert 'does not have any containers matching "nope"' in r.output and not r.mutating
+    assert sh("kubectl set env deploy/web --list").output.splitlines()[0] == "# Deployment web, container web"
+
+
 def test_set_image_and_resources(sh, backend):
     assert sh("kubectl set image deploy/web web=registry.local/web:2.0").output == "deployment.apps/web image updated\n"
     assert _dep(backend)["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.local/web:2.0"
