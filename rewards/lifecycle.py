@@ -13,7 +13,7 @@ Every gate runs on a fork of the world, so grading never disturbs the episode:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
 from .mitigation import Baseline, MitigationOracle
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["ImmediateOracle", "LiveOracle", "DurabilityOracle", "restart_everything"]
+__all__ = ["ImmediateOracle", "LiveOracle", "DurabilityOracle", "restart_everything", "roll_namespace"]
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
@@ -71,11 +71,14 @@ class DurabilityOracle:
         return OracleResult.from_checks(self.name, checks, disturbed=disturbed)
 
 
-def restart_everything(backend: "SimBackend", scenario: "Scenario") -> list[str]:
-    """What a maintenance window does: roll every workload, restart every pod, reboot involved nodes."""
-    api = backend.api
-    ns = scenario.namespace
-    stamp = f"durability-{int(backend.now)}"
+def roll_namespace(api: Any, ns: str, stamp: str) -> list[str]:
+    """Roll every Deployment and StatefulSet of ``ns`` (``stamp`` in the restartedAt annotation), then delete its pods.
+
+    Shared by the simulator's durability gate and the live one (sre_env.k8s.oracles):
+    a pod that is already gone is not an error.
+    """
+    from sre_env.errors import ApiError
+
     done: list[str] = []
     for kind in ("Deployment", "StatefulSet"):
         for obj in api.list(kind, ns):
@@ -83,8 +86,17 @@ def restart_everything(backend: "SimBackend", scenario: "Scenario") -> list[str]
             api.patch(kind, name, ns, {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}, "strategic")
             done.append(f"rolled {kind.lower()}/{name}")
     for pod in api.list("Pod", ns):
-        api.delete("Pod", pod["metadata"]["name"], ns)
+        try:
+            api.delete("Pod", pod["metadata"]["name"], ns)
+        except ApiError:
+            pass
     done.append(f"restarted every pod in {ns}")
+    return done
+
+
+def restart_everything(backend: "SimBackend", scenario: "Scenario") -> list[str]:
+    """What a maintenance window does: roll every workload, restart every pod, reboot involved nodes."""
+    done = roll_namespace(backend.api, scenario.namespace, f"durability-{int(backend.now)}")
     for node in sorted(_involved_nodes(backend, scenario)):
         if node in backend.world.hosts:
             backend.world.reboot_node(node)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from sre_env.errors import ApiError
 from sre_env.rewards.base import Check, OracleResult
 from sre_env.rewards.cleanup import CleanupOracle
-from sre_env.rewards.lifecycle import RESTARTED_AT
+from sre_env.rewards.lifecycle import roll_namespace
 from sre_env.rewards.mitigation import (
     WATCHED_KINDS,
     Baseline,
@@ -334,20 +334,6 @@ class LiveGates:
 
 def restart_namespace(backend: "KubernetesBackend", scenario: "Scenario") -> list[str]:
     """A maintenance window, for real: roll every workload of the namespace and delete its pods."""
-    api = backend.api
-    ns = scenario.namespace
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    done: list[str] = []
-    for kind in ("Deployment", "StatefulSet"):
-        for obj in api.list(kind, ns):
-            name = obj["metadata"]["name"]
-            api.patch(kind, name, ns, {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}, "strategic")
-            done.append(f"rolled {kind.lower()}/{name}")
-    for pod in api.list("Pod", ns):
-        try:
-            api.delete("Pod", pod["metadata"]["name"], ns)
-        except ApiError:
-            pass
-    done.append(f"restarted every pod in {ns}")
+    done = roll_namespace(backend.api, scenario.namespace, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     done.append("node reboots skipped (live cluster)")
     return done

@@ -22,7 +22,7 @@ from ._cmd_redis import redis_cli
 from ._cmd_sh import run_script
 from ._cmd_system import meminfo, uptime_line
 from .views import ContainerView
-from .oslimits import fd_entries, os_file, shm_row
+from .oslimits import fd_entries, limits_text, os_file, shm_row
 
 __all__ = ["run_container_command", "container_env"]
 
@@ -133,20 +133,6 @@ def _hosts(view: ContainerView) -> str:
     return out
 
 
-def _limits(nofile: int) -> str:
-    rows = [
-        ("Max cpu time", "unlimited", "unlimited", "seconds"), ("Max file size", "unlimited", "unlimited", "bytes"),
-        ("Max data size", "unlimited", "unlimited", "bytes"), ("Max stack size", "8388608", "unlimited", "bytes"),
-        ("Max core file size", "unlimited", "unlimited", "bytes"), ("Max resident set", "unlimited", "unlimited", "bytes"),
-        ("Max processes", "unlimited", "unlimited", "processes"), ("Max open files", str(nofile), str(nofile), "files"),
-        ("Max locked memory", "8388608", "8388608", "bytes"), ("Max address space", "unlimited", "unlimited", "bytes"),
-        ("Max file locks", "unlimited", "unlimited", "locks"), ("Max pending signals", "63471", "63471", "signals"),
-        ("Max msgqueue size", "819200", "819200", "bytes"), ("Max nice priority", "0", "0", ""),
-        ("Max realtime priority", "0", "0", ""), ("Max realtime timeout", "unlimited", "unlimited", "us"),
-    ]
-    return f"{'Limit':<26}{'Soft Limit':<21}{'Hard Limit':<21}{'Units':<10}\n" + "".join(f"{a:<26}{b:<21}{c:<21}{d:<10}\n" for a, b, c, d in rows)
-
-
 def _os_release(info: ImageInfo) -> str | None:
     if info.os_id == "alpine":
         return 'NAME="Alpine Linux"\nID=alpine\nVERSION_ID=3.19.1\nPRETTY_NAME="Alpine Linux v3.19"\nHOME_URL="https://alpinelinux.org/"\nBUG_REPORT_URL="https://gitlab.alpinelinux.org/alpine/aports/-/issues"\n'
@@ -185,8 +171,8 @@ def _file(view: ContainerView, info: ImageInfo, path: str) -> str | None:
         "/etc/resolv.conf": lambda: _resolv_conf(view),
         "/etc/hosts": lambda: _hosts(view),
         "/etc/os-release": lambda: _os_release(info),
-        "/proc/1/limits": lambda: _limits(_NOFILE) if view.process_running else None,
-        "/proc/self/limits": lambda: _limits(_NOFILE),
+        "/proc/1/limits": lambda: limits_text(_NOFILE) if view.process_running else None,
+        "/proc/self/limits": lambda: limits_text(_NOFILE),
         "/proc/1/cmdline": lambda: "\0".join(cmd) + "\0" if view.process_running else None,
         "/proc/1/status": lambda: f"Name:\t{cmd[0].rsplit('/', 1)[-1][:15] if cmd else 'sh'}\nUmask:\t0022\nState:\t{_proc_state(view)}\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\nGid:\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\t{_puid(info)}\nFDSize:\t64\nThreads:\t{12 if info.family != 'memcached' else 6}\n" if view.process_running else None,
         "/proc/loadavg": lambda: "{:.2f} {:.2f} {:.2f} 1/{} {}\n".format(*load_average(node, view.now), 180, 40_000 + int(view.now) % 9000),
