@@ -15,6 +15,7 @@ from sre_env.rewards.base import Check
 from sre_env.sim.controllers import template_hash
 from sre_env.sim.patching import json_patch as apply_json_patch
 from sre_env.sim.patching import strategic_merge
+from sre_env.sim.probe_defaults import default_probes
 from sre_env.sim.probes import run_probe
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def replicaset_after(backend: "SimBackend", namespace: str, deployment: str, pat
     """
     dep = copy.deepcopy(backend.api.get("Deployment", deployment, namespace))
     new = apply_json_patch(dep, copy.deepcopy(patch)) if patch_type == "json" else strategic_merge(dep, copy.deepcopy(patch))
+    default_probes(new)  # the API server defaults the stored template (probes) before the controller hashes it
     return f"{deployment}-{template_hash(new['spec']['template'])}"
 
 

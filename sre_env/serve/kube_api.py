@@ -28,7 +28,11 @@ from sre_env.errors import ApiError
 from sre_env.shell.printers import COLUMNS, format_labels
 from sre_env.sim.kinds import KINDS, KindInfo
 
+from . import kube_apply
+from .kube_fields import PatchInvalid
+from .kube_openapi import gv_document, openapi_v2, openapi_v3
 from .kube_virtual import VirtualKind, find_virtual, serve_virtual, virtual_groups, virtual_resources
+from .timeshift import shift_json_text, shift_log_text, since_time_seconds
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -53,7 +57,7 @@ _PATCH_TYPES = {
     "application/strategic-merge-patch+json": "strategic",
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
-    "application/apply-patch+yaml": "merge",
+    "application/apply-patch+yaml": "apply",
 }
 _BY_PLURAL: dict[tuple[str, str], KindInfo] = {(k.group, k.plural): k for k in KINDS}
 _SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet"}
@@ -67,6 +71,8 @@ class KubeResponse:
     status: int
     body: Any
     content_type: str = "application/json"
+    #: ``Warning`` headers (dropped unknown fields: ``kube_fields``)
+    warnings: tuple[str, ...] = ()
 
     def text(self) -> str:
         return self.body if isinstance(self.body, str) else json.dumps(self.body)
@@ -229,17 +235,32 @@ def parse_path(path: str) -> tuple[KindInfo, str | None, str | None, str | None]
     return info, ns, name, sub
 
 
-def handle(backend: "SimBackend", method: str, path: str, query: str, headers: dict[str, str], body: bytes, host: str = "127.0.0.1") -> KubeResponse:
-    """Answer one API request; never raises."""
+def handle(backend: "SimBackend", method: str, path: str, query: str, headers: dict[str, str], body: bytes, host: str = "127.0.0.1", offset: int = 0) -> KubeResponse:
+    """Answer one API request; never raises.
+
+    ``offset``: seconds between the simulator's times and the wall-clock times the
+    client sees (``sre_env.serve.timeshift``): timestamps in the request body are
+    moved back by it, those in the response forward.
+    """
+    if offset and body and method.upper() in ("POST", "PUT", "PATCH"):
+        try:
+            body = shift_json_text(body.decode("utf-8"), -offset).encode("utf-8")
+        except UnicodeDecodeError:
+            pass  # refused as malformed by decode_body
     try:
-        return _handle(backend, method.upper(), path, parse_qs(query), {k.lower(): v for k, v in headers.items()}, body, host)
+        resp = _handle(backend, method.upper(), path, parse_qs(query), {k.lower(): v for k, v in headers.items()}, body, host, offset)
+    except PatchInvalid as err:
+        return KubeResponse(err.code, kube_apply.patch_invalid_status(err))
     except ApiError as err:
         return _status(err)
     except (ValueError, KeyError, TypeError) as exc:
         return _status(ApiError(400, "BadRequest", str(exc)))
+    if offset and resp.content_type == "application/json":
+        return KubeResponse(resp.status, shift_json_text(resp.text(), offset), resp.content_type, resp.warnings)
+    return resp
 
 
-def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str]], headers: dict[str, str], body: bytes, host: str) -> KubeResponse:
+def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str]], headers: dict[str, str], body: bytes, host: str, offset: int = 0) -> KubeResponse:
     path = path.rstrip("/") or "/"
     if path == "/version":
         return KubeResponse(200, SERVER_VERSION)
@@ -247,6 +268,12 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, _api_versions(host))
     if path == "/apis":
         return KubeResponse(200, _api_groups())
+    if path.startswith("/openapi/v3"):  # kubectl's validation and explain (sre_env.serve.kube_openapi)
+        doc = openapi_v3() if path == "/openapi/v3" else gv_document(path[len("/openapi/v3/"):])
+        return KubeResponse(200, doc) if doc is not None else _not_found_path(path)
+    if path == "/openapi/v2":
+        text, ctype = openapi_v2(headers.get("accept", ""))
+        return KubeResponse(200, text, ctype)
     parts = [p for p in path.split("/") if p]
     if parts[:1] == ["api"] and len(parts) == 2 or parts[:1] == ["apis"] and len(parts) == 3:
         group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
@@ -278,19 +305,21 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
             obj = decode_body(body)
             if ns and info.namespaced:
                 obj.setdefault("metadata", {}).setdefault("namespace", ns)
-            return KubeResponse(201, backend.api.create(obj))
+            created, warned = kube_apply.create(backend, info, obj, q)
+            return KubeResponse(201, created, warnings=tuple(warned))
         return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
     if sub == "log" and info.kind == "Pod":
+        stamps = arg("timestamps") == "true"
         text = backend.api.logs(
             name,
             ns or "default",
             arg("container") or None,
             previous=arg("previous") == "true",
             tail=int(arg("tailLines")) if arg("tailLines") else None,
-            since_seconds=float(arg("sinceSeconds")) if arg("sinceSeconds") else None,
-            timestamps=arg("timestamps") == "true",
+            since_seconds=log_since(arg("sinceSeconds"), arg("sinceTime"), now, offset),
+            timestamps=stamps,
         )
-        return KubeResponse(200, text, "text/plain")
+        return KubeResponse(200, shift_log_text(text, offset, prefixed=stamps), "text/plain")
     if sub == "scale" and info.kind in _SCALABLE:
         if method in ("PATCH", "PUT"):
             spec = (decode_body(body) or {}).get("spec") or {}
@@ -317,15 +346,32 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         ptype = _PATCH_TYPES.get(headers.get("content-type", "").split(";")[0].strip())
         if ptype is None:
             raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}")
+        if ptype == "apply":  # server-side apply (sre_env.serve.kube_apply)
+            code, applied = kube_apply.server_side_apply(backend, info, name, namespace, body, q)
+            return KubeResponse(code, applied)
         patch = decode_body(body, "error decoding patch: " if ptype != "json" else "")
         if ptype == "json" and not isinstance(patch, list):
             raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(patch)} into Go value of type jsonpatch.Patch")
         if ptype != "json" and not isinstance(patch, dict):
             raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}")
-        return KubeResponse(200, backend.api.patch(info.kind, name, namespace, patch, ptype))
+        patched, warned = kube_apply.patch(backend, info, name, namespace, patch, ptype, q)
+        return KubeResponse(200, patched, warnings=tuple(warned))
     if method == "PUT":
-        return KubeResponse(200, backend.api.replace(decode_body(body)))
+        replaced, warned = kube_apply.replace(backend, info, decode_body(body), q)
+        return KubeResponse(200, replaced, warnings=tuple(warned))
     return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
+
+
+def log_since(since_seconds: str, since_time: str, now: float, offset: int) -> float | None:
+    """``sinceSeconds``, or ``sinceTime`` (a wall-clock RFC 3339 time) as seconds before the simulated ``now``."""
+    if since_seconds:
+        return float(since_seconds)
+    if since_time:
+        try:
+            return since_time_seconds(since_time, now, offset)
+        except ValueError:
+            raise ApiError(400, "BadRequest", f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse "{since_time}" as "2006"') from None
+    return None
 
 
 def _json_kind(value: Any) -> str:

@@ -5,7 +5,9 @@ The first chunk is what a plain ``logs`` call returns (``tailLines``,
 advances, the stream polls the container's log for lines newer than the last
 one sent (lines carry nanosecond timestamps, so nothing is repeated or skipped)
 and ends, as on a real cluster, when the container stops running or the pod is
-gone — or when the client hangs up or the server stops.
+gone — or when the client hangs up or the server stops. Lines are compared in
+simulated time and shown in the served clock's, with one offset for the whole
+stream (``timeshift``), so the stamps a client sees stay in order at any speed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from urllib.parse import parse_qs
 
 from sre_env.errors import ApiError
 
-from .kube_api import status_response
+from .kube_api import log_since, status_response
+from .timeshift import shift_log_line, shift_log_text
 
 if TYPE_CHECKING:
     from .server import IncidentServer
@@ -64,8 +67,11 @@ async def serve_follow(server: IncidentServer, request: Any) -> Any:
     api = server.backend.api
     try:
         tail = int(arg("tailLines")) if arg("tailLines") else None
-        since = float(arg("sinceSeconds")) if arg("sinceSeconds") else None
         with server.lock:
+            # one offset for the whole stream: re-anchored per request at speed-ups, it would
+            # move between polls and the shown stamps would not be in order (sre_env.serve.timeshift)
+            offset = server.offset()
+            since = log_since(arg("sinceSeconds"), arg("sinceTime"), server.backend.now, offset)
             if container is None:
                 pod = api.get("Pod", name, ns)
                 names = [c["name"] for c in pod["spec"].get("containers") or ()]
@@ -90,7 +96,9 @@ async def serve_follow(server: IncidentServer, request: Any) -> Any:
         top = lines[-1].partition(" ")[0]
         seen = ({ln for ln in lines if ln.partition(" ")[0] == top} | (seen if top == last else set()))
         last = top
-        await resp.write("".join((ln if want_stamps else ln.partition(" ")[2]) + "\n" for ln in lines).encode())
+        # lines are compared in simulated time (above) and shown in the served clock's
+        shown = (shift_log_text(ln, offset, prefixed=True) if want_stamps else shift_log_line(ln.partition(" ")[2], offset) for ln in lines)
+        await resp.write("".join(ln + "\n" for ln in shown).encode())
 
     try:
         await send(text.splitlines())

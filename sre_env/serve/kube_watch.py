@@ -30,6 +30,7 @@ from urllib.parse import parse_qs
 from sre_env.errors import ApiError
 
 from .kube_api import parse_path, status_response, table_of, wants_table
+from .timeshift import shift_json_text
 
 if TYPE_CHECKING:
     from .server import IncidentServer
@@ -139,7 +140,7 @@ async def serve_watch(server: IncidentServer, request: Any) -> Any:
     state = WatchState(info.kind, lambda: api.list(info.kind, namespace, labels, fields), _store_of(server))
     try:
         with server.lock:
-            opening = _encode(state.start(arg("resourceVersion")), info, as_table, server.backend.now)
+            opening = _encode(state.start(arg("resourceVersion")), info, as_table, server.backend.now, server.offset())
     except ApiError as err:
         return fail(err)
     except ValueError as exc:
@@ -154,7 +155,7 @@ async def serve_watch(server: IncidentServer, request: Any) -> Any:
         while not server.stopping and time.monotonic() < deadline:
             await asyncio.sleep(min(POLL_S, max(deadline - time.monotonic(), 0.0)))
             with server.lock:
-                chunk = _encode(state.poll(), info, as_table, server.backend.now)
+                chunk = _encode(state.poll(), info, as_table, server.backend.now, server.offset())
             if chunk:
                 await resp.write(chunk)
         await resp.write_eof()
@@ -163,11 +164,12 @@ async def serve_watch(server: IncidentServer, request: Any) -> Any:
     return resp
 
 
-def _encode(events: list[tuple[str, Obj]], info: Any, as_table: bool, now: float) -> bytes:
+def _encode(events: list[tuple[str, Obj]], info: Any, as_table: bool, now: float, offset: int = 0) -> bytes:
+    """WatchEvent lines; ``offset``: the served clock's (``sre_env.serve.timeshift``)."""
     if not events:
         return b""
     lines = []
     for kind, obj in events:
         body = table_of(info, [obj], now, {"resourceVersion": str(obj["metadata"].get("resourceVersion", ""))}) if as_table else obj
         lines.append(json.dumps({"type": kind, "object": body}, separators=(",", ":")))
-    return ("\n".join(lines) + "\n").encode()
+    return shift_json_text("\n".join(lines) + "\n", offset).encode()

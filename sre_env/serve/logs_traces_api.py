@@ -18,6 +18,7 @@ from sre_env.sim.clock import EPOCH
 from sre_env.telemetry import logql, traces
 
 from .kube_api import KubeResponse
+from .timeshift import shift_log_line
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -48,11 +49,12 @@ def _seconds(text: str, default: float) -> float:
     return v / 1e9 if v > 1e12 else v
 
 
-def handle_loki(backend: "SimBackend", path: str, query_string: str) -> KubeResponse:
+def handle_loki(backend: "SimBackend", path: str, query_string: str, offset: int = 0) -> KubeResponse:
+    """One Loki request; ``offset`` (``sre_env.serve.timeshift``): seconds from simulated to shown unix times."""
     world = backend.world
     q = parse_qs(query_string)
     arg = lambda key, default="": (q.get(key) or [default])[0]  # noqa: E731
-    now_unix = world.clock.now + EPOCH_UNIX
+    now_unix = world.clock.now + EPOCH_UNIX + offset
     path = path.rstrip("/")
     try:
         if path == "/loki/ready" or path == "/ready":
@@ -77,13 +79,14 @@ def handle_loki(backend: "SimBackend", path: str, query_string: str) -> KubeResp
             text, code = logql.run_query(world, expr, opts)
             if code != 0:
                 return KubeResponse(400, text.removeprefix("Query failed: Error response from server: "), "text/plain")
-            return KubeResponse(200, json.loads(text))
+            return KubeResponse(200, _shift_loki(json.loads(text), offset))
     except (ValueError, TypeError) as exc:
         return KubeResponse(400, f"{exc}\n", "text/plain")
     return KubeResponse(404, "404 page not found\n", "text/plain")
 
 
-def handle_jaeger(backend: "SimBackend", path: str, query_string: str) -> KubeResponse:
+def handle_jaeger(backend: "SimBackend", path: str, query_string: str, offset: int = 0) -> KubeResponse:
+    """One Jaeger query request; ``offset`` (``sre_env.serve.timeshift``): seconds from simulated to shown unix times."""
     world = backend.world
     q = parse_qs(query_string)
     arg = lambda key, default="": (q.get(key) or [default])[0]  # noqa: E731
@@ -110,15 +113,15 @@ def handle_jaeger(backend: "SimBackend", path: str, query_string: str) -> KubeRe
                 tags=tags,
                 min_duration_ms=_ms(arg("minDuration")),
                 max_duration_ms=_ms(arg("maxDuration")),
-                lookback_s=_lookback(arg("lookback", "1h")),
+                lookback_s=_search_lookback(arg("lookback", "1h"), arg("start"), world.clock.now + EPOCH_UNIX + offset),
                 limit=int(arg("limit") or 20),
             )
-            return KubeResponse(200, json.loads(traces.traces_json(found)))
+            return KubeResponse(200, _shift_traces(json.loads(traces.traces_json(found)), offset))
         if path.startswith("/api/traces/"):
             found = traces.get_trace(world, path.rsplit("/", 1)[-1])
             if found is None:
                 return KubeResponse(404, {"data": None, "total": 0, "limit": 0, "offset": 0, "errors": [{"code": 404, "msg": "trace not found"}]})
-            return KubeResponse(200, json.loads(traces.traces_json([found])))
+            return KubeResponse(200, _shift_traces(json.loads(traces.traces_json([found])), offset))
         if path == "/api/dependencies":
             deps = traces.dependencies(world, lookback_s=float(arg("lookback") or 3_600_000) / 1000.0)
             return envelope([{"parent": a, "child": b, "callCount": n} for a, b, n in deps])
@@ -135,6 +138,50 @@ def _ms(text: str) -> float | None:
         if text.endswith(unit):
             return float(text[: -len(unit)]) * factor
     return float(text)
+
+
+def _search_lookback(lookback: str, start_us: str, now_unix: float) -> float:
+    """How far back a search looks: Jaeger UI's ``start`` (unix microseconds) when sent with ``lookback=custom``, else ``lookback``."""
+    if start_us and (lookback == "custom" or not lookback):
+        return max(now_unix - float(start_us) / 1e6, 0.0)
+    return _lookback(lookback)
+
+
+def _shift_loki(body: Any, offset: int) -> Any:
+    """A Loki response's times (stream entries: nanosecond strings; matrix/vector: seconds) and log lines moved by ``offset``."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not offset or not isinstance(data, dict):
+        return body
+    ns = offset * 1_000_000_000
+    for item in data.get("result") or ():
+        if not isinstance(item, dict):
+            continue
+        if "values" in item and "stream" in item:
+            item["values"] = [[str(int(t) + ns), shift_log_line(line, offset), *rest] for t, line, *rest in item["values"]]
+        elif "values" in item:
+            item["values"] = [[t + offset, v] for t, v in item["values"]]
+        elif "value" in item:
+            t, v = item["value"]
+            item["value"] = [t + offset, v]
+    if data.get("resultType") == "scalar" and isinstance(data.get("result"), list):
+        t, v = data["result"]
+        data["result"] = [t + offset, v]
+    return body
+
+
+def _shift_traces(body: Any, offset: int) -> Any:
+    """Jaeger traces' span start times and span-log timestamps (unix microseconds) moved by ``offset``."""
+    if not offset:
+        return body
+    us = offset * 1_000_000
+    for tr in body.get("data") or ():
+        for span in tr.get("spans") or ():
+            if "startTime" in span:
+                span["startTime"] += us
+            for log in span.get("logs") or ():
+                if "timestamp" in log:
+                    log["timestamp"] += us
+    return body
 
 
 def _lookback(text: str) -> float:

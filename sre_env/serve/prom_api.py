@@ -22,6 +22,7 @@ from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.promql_ast import PromQLError, Selector, compile_expr
 
 from .kube_api import KubeResponse
+from .timeshift import TIME_VALUED_METRICS, shift_rfc3339, tsdb_epoch, wall_evaluator
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -66,8 +67,20 @@ def _duration(text: str) -> float:
     raise ValueError(f'cannot parse "{text}" to a valid duration')
 
 
-def handle_prometheus(backend: "SimBackend", method: str, path: str, query_string: str, body: bytes) -> KubeResponse:
-    """Answer one Prometheus API request (GET or form-encoded POST); never raises."""
+def handle_prometheus(backend: "SimBackend", method: str, path: str, query_string: str, body: bytes, offset: int = 0, now_unix: float | None = None) -> KubeResponse:
+    """Answer one Prometheus API request (GET or form-encoded POST); never raises.
+
+    ``offset``: seconds from the simulator's unix times to the wall-clock ones the
+    client sees (``sre_env.serve.timeshift``): the TSDB's epoch is moved by it for
+    the request, so every time read or written by PromQL is a wall-clock one.
+    ``now_unix``: the default evaluation time (the served clock's now; default: the
+    simulated now, which trails the wall clock by up to one simulator tick).
+    """
+    with tsdb_epoch(backend.world.metrics.tsdb, offset):
+        return _handle_prometheus(backend, method, path, query_string, body, offset, now_unix)
+
+
+def _handle_prometheus(backend: "SimBackend", method: str, path: str, query_string: str, body: bytes, offset: int, now: float | None) -> KubeResponse:
     params = parse_qs(query_string)
     if method.upper() == "POST" and body:
         for k, v in parse_qs(body.decode("utf-8", "replace")).items():
@@ -75,11 +88,13 @@ def handle_prometheus(backend: "SimBackend", method: str, path: str, query_strin
     arg = lambda key, default="": (params.get(key) or [default])[0]  # noqa: E731
     world = backend.world
     tsdb = world.metrics.tsdb
-    now_unix = world.clock.now + EPOCH_UNIX
+    epoch = tsdb.epoch
+    now_unix = max(world.clock.now + epoch, now or 0.0)
+    ev = wall_evaluator(tsdb, offset)
     path = path.rstrip("/")
     try:
         if path == "/metrics":
-            return KubeResponse(200, exposition(backend), "text/plain")
+            return KubeResponse(200, exposition(backend, offset), "text/plain")
         if path in ("/-/healthy", "/-/ready"):
             return KubeResponse(200, "Prometheus Server is Ready.\n", "text/plain")
         if path == "/api/v1/status/buildinfo":
@@ -88,7 +103,7 @@ def handle_prometheus(backend: "SimBackend", method: str, path: str, query_strin
             if not arg("query"):
                 return _err("bad_data", "invalid parameter \"query\": no query provided")
             at = _time(arg("time"), now_unix)
-            res = query(tsdb, arg("query"), at - EPOCH_UNIX)
+            res = query(tsdb, arg("query"), at - epoch, evaluator=ev)
             return KubeResponse(200 if res.ok else 400, res.to_json())
         if path == "/api/v1/query_range":
             if not arg("query"):
@@ -102,7 +117,7 @@ def handle_prometheus(backend: "SimBackend", method: str, path: str, query_strin
                 return _err("bad_data", "invalid parameter \"end\": end timestamp must not be before start time")
             if (end - start) / step > 11000:
                 return _err("bad_data", "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
-            res = query_range(tsdb, arg("query"), start - EPOCH_UNIX, end - EPOCH_UNIX, step)
+            res = query_range(tsdb, arg("query"), start - epoch, end - epoch, step, evaluator=ev)
             return KubeResponse(200 if res.ok else 400, res.to_json())
         if path == "/api/v1/labels":
             names = sorted({k for col in _columns(tsdb, params.get("match[]") or []) for k in tsdb.labels(col)})
@@ -117,9 +132,9 @@ def handle_prometheus(backend: "SimBackend", method: str, path: str, query_strin
                 return _err("bad_data", "no match[] parameter provided")
             return _ok([tsdb.labels(col) for col in _columns(tsdb, matches)])
         if path == "/api/v1/alerts":
-            return _ok({"alerts": [alert_json(a) for a in world.alert_state.alerts(world.clock.now)]})
+            return _ok({"alerts": [_alert(a, offset) for a in world.alert_state.alerts(world.clock.now)]})
         if path == "/api/v1/rules":
-            return _ok({"groups": [_rule_group(world)]})
+            return _ok({"groups": [_rule_group(world, offset)]})
     except ValueError as exc:
         return _err("bad_data", str(exc))
     except PromQLError as exc:
@@ -141,10 +156,16 @@ def _columns(tsdb: Any, matches: list[str]) -> list[int]:
     return sorted(cols)
 
 
-def _rule_group(world: Any) -> dict[str, Any]:
+def _alert(a: Any, offset: int) -> dict[str, Any]:
+    out = alert_json(a)
+    out["activeAt"] = shift_rfc3339(out["activeAt"], offset)
+    return out
+
+
+def _rule_group(world: Any, offset: int = 0) -> dict[str, Any]:
     alerts_by_rule: dict[str, list[dict[str, Any]]] = {}
     for a in world.alert_state.alerts(world.clock.now):
-        alerts_by_rule.setdefault(a.name, []).append(alert_json(a))
+        alerts_by_rule.setdefault(a.name, []).append(_alert(a, offset))
     rules = []
     for r in RULES:
         active = alerts_by_rule.get(r.name, [])
@@ -153,8 +174,11 @@ def _rule_group(world: Any) -> dict[str, Any]:
     return {"name": "sre-env.rules", "file": "/etc/prometheus/rules/sre-env.yaml", "rules": rules, "interval": 60}
 
 
-def exposition(backend: "SimBackend") -> str:
-    """The latest sample of every series in the text exposition format (version 0.0.4)."""
+def exposition(backend: "SimBackend", offset: int = 0) -> str:
+    """The latest sample of every series in the text exposition format (version 0.0.4).
+
+    ``offset`` moves the values of the series that hold unix times (``kube_pod_created``...).
+    """
     tsdb = backend.world.metrics.tsdb
     cols = list(range(tsdb.width))
     if not cols:
@@ -171,6 +195,8 @@ def exposition(backend: "SimBackend") -> str:
         name = labels.pop("__name__", "")
         if not name:
             continue
+        if offset and name in TIME_VALUED_METRICS:
+            value = float(value) + offset
         inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
         lines.append(f"{name}{{{inner}}} {_format(float(value))}" if inner else f"{name} {_format(float(value))}")
     lines.sort()

@@ -4,7 +4,9 @@ aiohttp applications serve the Kubernetes API subset (``kube_api``) and the
 Prometheus HTTP API with ``/metrics`` (``prom_api``), Loki's and Jaeger's query APIs
 (``logs_traces_api``, on the Prometheus port: their paths do not collide) on loopback ports. The simulated cluster advances with the wall clock (times a
 speed-up) in the same event loop as the requests, so every request sees one
-consistent world. A kubeconfig is written for the user's ``kubectl``.
+consistent world. A kubeconfig is written for the user's ``kubectl``. Times cross
+the HTTP boundary as wall-clock times (``timeshift``: ``time_map``, ``offset()``)
+unless ``real_epoch`` is set.
 
 aiohttp is the ``[serve]`` extra; importing this module without it raises a
 clear message.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +28,12 @@ from sre_env.errors import MissingExtraError
 
 from .kube_api import handle
 from .kube_exec import is_exec, serve_exec
+from .kube_fields import warning_header
 from .kube_logs import is_follow, serve_follow
 from .kube_watch import is_watch, serve_watch
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
 from .prom_api import handle_prometheus
+from .timeshift import TimeMap
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -58,6 +63,12 @@ class IncidentServer:
     #: port of the observability APIs: Prometheus (and /metrics), Loki (/loki/...), Jaeger (/api/traces...)
     #: (0: any free port; None: not served)
     prom_port: int | None = 0
+    #: serve the simulator's own timestamps (2026-03-02...) instead of wall-clock ones (``--real-epoch``)
+    real_epoch: bool = False
+    #: the wall clock the served times are anchored to (injectable for tests)
+    wall_clock: Callable[[], float] = field(default=time.time, repr=False)
+    #: simulated <-> wall-clock times at the HTTP boundary (``sre_env.serve.timeshift``); set by ``start``
+    time_map: TimeMap | None = field(default=None, init=False, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
     _runner: Any = field(default=None, init=False, repr=False)
@@ -83,12 +94,14 @@ class IncidentServer:
         async def route(request: Any) -> Any:
             body = await request.read()
             with self.lock:
+                offset = self.offset()
                 if is_loki(request.path):
-                    resp = handle_loki(self.backend, request.path, request.query_string)
+                    resp = handle_loki(self.backend, request.path, request.query_string, offset)
                 elif is_jaeger(request.path):
-                    resp = handle_jaeger(self.backend, request.path, request.query_string)
+                    resp = handle_jaeger(self.backend, request.path, request.query_string, offset)
                 else:
-                    resp = handle_prometheus(self.backend, request.method, request.path, request.query_string, body)
+                    now = self.time_map.wall() if self.time_map is not None and self.time_map.enabled else None
+                    resp = handle_prometheus(self.backend, request.method, request.path, request.query_string, body, offset, now)
             ctype = "text/plain; version=0.0.4" if request.path == "/metrics" else resp.content_type
             return web.Response(status=resp.status, body=resp.text().encode(), content_type=ctype.split(";")[0], charset="utf-8")
 
@@ -108,8 +121,9 @@ class IncidentServer:
                 return await serve_follow(self, request)
             body = await request.read()
             with self.lock:
-                resp = handle(self.backend, request.method, request.path, request.query_string, dict(request.headers), body, f"{self.host}:{self.port}")
-            return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type)
+                resp = handle(self.backend, request.method, request.path, request.query_string, dict(request.headers), body, f"{self.host}:{self.port}", self.offset())
+            warned = [("Warning", warning_header(w)) for w in resp.warnings]  # dropped unknown fields (kube_fields)
+            return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type, headers=warned or None)
 
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", route)
@@ -141,9 +155,15 @@ class IncidentServer:
         self._ticker = asyncio.get_running_loop().create_task(self._clock())
         self._ready.set()
 
+    def offset(self) -> int:
+        """Seconds from the simulator's unix times to the served wall-clock ones, for one request (hold ``lock``)."""
+        return self.time_map.offset() if self.time_map is not None else 0
+
     def start(self) -> "IncidentServer":
         """Start serving in a daemon thread; returns once the port is bound."""
         _aiohttp()
+        with self.lock:
+            self.time_map = TimeMap(lambda: self.backend.now, self.speed, not self.real_epoch, self.wall_clock)
 
         def run() -> None:
             loop = asyncio.new_event_loop()
@@ -205,13 +225,18 @@ def write_kubeconfig(path: str | Path, server: str, namespace: str = "default") 
     return p
 
 
-def serve_forever(backend: "SimBackend", *, host: str, port: int, speed: float, kubeconfig: str | Path, namespace: str, prom_port: int | None = 9090) -> None:
-    server = IncidentServer(backend, host, port, speed, prom_port).start()
+def serve_forever(backend: "SimBackend", *, host: str, port: int, speed: float, kubeconfig: str | Path, namespace: str, prom_port: int | None = 9090, real_epoch: bool = False) -> None:
+    server = IncidentServer(backend, host, port, speed, prom_port, real_epoch).start()
     cfg = write_kubeconfig(kubeconfig, server.url, namespace)
     print(f"Kubernetes API: {server.url}\nkubeconfig: {cfg}\n  export KUBECONFIG={cfg}\n  kubectl get pods", flush=True)
     if server.prom_port is not None:
         u = server.prometheus_url
         print(f"Prometheus API: {u}/api/v1/query   metrics: {u}/metrics\nLoki API: {u}/loki/api/v1/query_range   Jaeger API: {u}/api/traces", flush=True)
+    if real_epoch:
+        print("Times: the simulator's own (from 2026-03-02T09:00:00Z).", flush=True)
+    else:
+        rule = "fixed offset" if speed == 1.0 else "simulated now re-anchored to the wall's now at every request"
+        print(f"Times: by the wall clock ({rule}; --real-epoch shows the simulator's own).", flush=True)
     print("Ctrl-C stops.", flush=True)
     try:
         while True:

@@ -72,6 +72,10 @@ def strategic_merge(target: Any, patch: Any, field: str = "") -> Any:
             out[key] = _merge_list(out[key], value, key)
         else:
             out[key] = strategic_merge(out.get(key), value, key)
+    retain = patch.get("$retainKeys")
+    if isinstance(retain, list):
+        # kubectl apply's union-type directive (a Deployment strategy switched to Recreate drops rollingUpdate)
+        out = {k: v for k, v in out.items() if k in retain}
     return out
 
 

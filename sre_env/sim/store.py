@@ -15,6 +15,7 @@ from ..errors import ApiError
 from .clock import SimClock, iso
 from .kinds import KINDS, kind_info
 from .patching import PatchError, json_merge, json_patch, strategic_merge
+from .probe_defaults import DEFAULTED_KINDS, default_probes
 from .selectors import parse_field_selector, parse_label_selector
 
 __all__ = ["ObjectStore"]
@@ -117,6 +118,8 @@ class ObjectStore:
         obj = copy.deepcopy(obj) if copy_in else obj
         kind = obj.get("kind")
         info = kind_info(kind)
+        if kind in DEFAULTED_KINDS:
+            default_probes(obj)  # the API server's probe defaults (sre_env.sim.probe_defaults)
         obj.setdefault("apiVersion", info.api_version)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
@@ -150,6 +153,8 @@ class ObjectStore:
         meta = obj["metadata"]
         old = self.get(kind, meta["name"], meta.get("namespace"))
         new = copy.deepcopy(obj)
+        if kind in DEFAULTED_KINDS and kind != "Pod":  # a pod's probes are immutable: defaulted at create
+            default_probes(new)
         _validate_update(kind, old, new)
         nmeta = new["metadata"]
         for keep in ("uid", "creationTimestamp", "namespace", "ownerReferences", "deletionTimestamp"):

@@ -39,7 +39,10 @@ class Served:
 def serve_healthy(tmp: Path, speed: float, app=HOTEL_RESERVATION) -> Served:
     """A healthy cluster running ``app`` (hotel-reservation by default), served at ``speed``."""
     sim = SimBackend(healthy_world(app))
-    server = IncidentServer(sim, speed=speed).start()
+    # the KubernetesBackend reads the cluster's clock from Prometheus' time(); served times are
+    # re-anchored to the wall clock at speeds other than 1 (sre_env.serve.timeshift), so a
+    # paused or sped-up cluster serves the simulator's own clock instead
+    server = IncidentServer(sim, speed=speed, real_epoch=speed != 1.0).start()
     return Served(sim, server, write_kubeconfig(tmp / "kubeconfig", server.url, "default"))
 
 

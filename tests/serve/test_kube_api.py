@@ -8,9 +8,12 @@ table; a difference is a bug in one of them.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 import sre_env
 from sre_env.serve.kube_api import handle
 from sre_env.shell import ShellContext, run_command
+from sre_env.sim.clock import human_age
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")
@@ -28,18 +32,29 @@ from sre_env.serve.server import IncidentServer, write_kubeconfig  # noqa: E402
 NS = "hotel-reservation"
 
 
+#: the wall clock the served times are anchored to: set to the current second before each kubectl
+#: call (``sync_wall``), so the shift is known exactly and kubectl's own clock is at most ~1 s ahead
+_WALL = [time.time()]
+
+
+def sync_wall() -> None:
+    """Anchor the served clock at this wall second (the simulated clock stands still: speed 0)."""
+    _WALL[0] = float(int(time.time()))
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
-    server = IncidentServer(env.backend, speed=0).start()
+    server = IncidentServer(env.backend, speed=0, wall_clock=lambda: _WALL[0]).start()
     cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
     yield env, server, cfg
     server.stop()
 
 
 def kubectl(cfg: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60)
+    sync_wall()
+    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60, env={**os.environ, "TZ": "UTC"})
 
 
 GETS = [
@@ -52,7 +67,8 @@ GETS = [
     "get pods --field-selector status.phase=Running,spec.nodeName=worker-1",
     "get pods --field-selector foo=bar", "get deploy --field-selector spec.replicas=1",
 ]
-#: describe of the core kinds; the real kubectl computes ages from the wall clock, not the simulated one
+#: describe of the core kinds; the real kubectl computes ages and prints dates from its own clock and the
+#: served (wall-clock) timestamps: the same ages as the shell, up to the second or two kubectl takes
 DESCRIBES = [
     "describe pods", "describe pod -l io.kompose.service=geo", "describe deploy", "describe rs", "describe svc",
     "describe ep", "describe nodes", "describe node worker-1", "describe cm", "describe secret", "describe ns",
@@ -61,13 +77,46 @@ DESCRIBES = [
 ]
 #: whose map-valued fields kubectl prints in Go's random map order
 _UNORDERED = ("describe cm", "describe secret")
-_AGE = re.compile(r"(?<![\w.:/-])(?=\d)(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?(?![\w.:/%-])")
+_AGE = re.compile(r"(?<![\w.:/-])(?=\d)(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?(?![\w.:/%-])")
+#: describe's dates (Go's RFC1123Z)
+_DATE = re.compile(r"\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000")
+_UNITS = {"y": 365 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def _masked(text: str, command: str) -> list[str]:
     """Lines with client-side ages masked and tab-aligned spacing collapsed (the age width moves the columns)."""
     lines = [" ".join(_AGE.sub("<age>", ln).split()) for ln in text.strip("\n").splitlines()]
     return sorted(lines) if command.startswith(_UNORDERED) else lines
+
+
+def _seconds(age: str) -> tuple[int, int]:
+    """An age's lower bound in seconds and the size of its last unit (``5m`` is 300..359 s)."""
+    parts = re.findall(r"(\d+)([ydhms])", age)
+    return sum(int(n) * _UNITS[u] for n, u in parts), _UNITS[parts[-1][1]]
+
+
+def _same_age(real: str, ours: str, slack_s: int = 3) -> bool:
+    """kubectl's age is the shell's, read up to ``slack_s`` seconds later (kubectl reads its own clock)."""
+    lo, unit = _seconds(ours)
+    return real == ours or any(human_age(lo + d) == real for d in range(unit + slack_s))
+
+
+def _shift_dates(text: str, offset: int) -> str:
+    """The shell's simulated dates as the served clock shows them."""
+    fmt = "%a, %d %b %Y %H:%M:%S +0000"
+    return _DATE.sub(lambda m: (datetime.strptime(m.group(0), fmt) + timedelta(seconds=offset)).strftime(fmt), text)
+
+
+def assert_same_describe(real: str, ours: str, command: str, offset: int) -> None:
+    """Line for line the same, dates shifted to the served clock, ages equal up to kubectl's reading delay."""
+    ours = _shift_dates(ours, offset)
+    assert _masked(real, command) == _masked(ours, command)
+    real_ages = [a for ln in real.splitlines() for a in _AGE.findall(ln)]
+    our_ages = [a for ln in ours.splitlines() for a in _AGE.findall(ln)]
+    if command.startswith(_UNORDERED):
+        real_ages, our_ages = sorted(real_ages), sorted(our_ages)
+    bad = [(r, o) for r, o in zip(real_ages, our_ages) if not _same_age(r, o)]
+    assert len(real_ages) == len(our_ages) and not bad, bad
 
 
 @needs_kubectl
@@ -91,7 +140,8 @@ def test_real_kubectl_describes_what_the_builtin_shell_describes(served, command
     real = kubectl(cfg, *command.split())
     with server.lock:
         ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl " + command)
-    assert _masked(real.stdout + real.stderr, command) == _masked(ours.output, command)
+        offset = server.offset()
+    assert_same_describe(real.stdout + real.stderr, ours.output, command, offset)
     assert (real.returncode == 0) == (ours.exit_code == 0)
 
 
@@ -102,17 +152,18 @@ def test_describe_service_reads_endpoint_slices_like_kubectl(tmp_path: Path) -> 
     env.reset(seed=0)
     env.backend.api.scale("Deployment", "geo", NS, 5)
     env.backend.advance(120)
-    server = IncidentServer(env.backend, speed=0, prom_port=None).start()
+    server = IncidentServer(env.backend, speed=0, prom_port=None, wall_clock=lambda: _WALL[0]).start()
     try:
         cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, NS)
         real = kubectl(cfg, "describe", "svc", "geo")
         with server.lock:
             ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl describe svc geo")
+            offset = server.offset()
     finally:
         server.stop()
     line = next(ln for ln in real.stdout.splitlines() if ln.startswith("Endpoints:"))
     assert line.endswith(" + 2 more...") and line.count(":8083") == 3
-    assert _masked(real.stdout, "describe svc") == _masked(ours.output, "describe svc")
+    assert_same_describe(real.stdout, ours.output, "describe svc", offset)
 
 
 @needs_kubectl
