@@ -259,8 +259,12 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         elif self._live is not None:
             result = self._live.run_agent_command(action)  # the real kubectl; the cluster's clock moved by itself
         else:
+            before = self.backend.now
             result = run_command(self._shell, action)
+            waited = self.backend.now - before  # `kubectl wait`, `run -i`: the command let time pass itself
             self.backend.advance(result.cost_s)
+            if waited > 0:
+                result = CommandResult(result.output, result.exit_code, result.cost_s + waited, result.mutating)
             if self._risk.catastrophic:
                 result = CommandResult(result.output + "\n[episode ended: catastrophic action]\n", result.exit_code, result.cost_s, result.mutating)
                 reward += self._finish(None, submitted=False, catastrophic=True)

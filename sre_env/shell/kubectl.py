@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ApiError
-from . import kdescribe, kget, kmisc, kmutate, knodes, ksched
+from . import kcreate, kdescribe, kdiff, kevents, kget, kmisc, kmutate, knodes, ksched, kwait
 from .kctx import K
 from .spec import GLOBAL_LONG, GLOBAL_SHORT, Cmd, Flag, KubectlError, UsageError, parse_flags, render_help
 
@@ -150,6 +150,52 @@ _SPECS: list[Cmd] = [
     Cmd("auth can-i", "Check whether an action is allowed.", "kubectl auth can-i VERB TYPE", (Flag("list", "", "bool", False, "List all allowed actions."), Flag("as", "", "str", None, "Username to impersonate for the operation (system:serviceaccount:NAMESPACE:NAME)."), _A), ("kubectl auth can-i list deployments --as=system:serviceaccount:kube-system:kube-state-metrics",), kmisc.cmd_auth_can_i),
 ]
 
+# imperative generators, wait, diff and events (sre_env.shell.kcreate / kwait / kdiff / kevents)
+_SPECS += [
+    Cmd("create deployment", "Create a deployment with the specified name.", "kubectl create deployment NAME --image=IMAGE [--replicas=N] [--port=PORT] [-- COMMAND [args...]]",
+        (Flag("image", "", "list", None, "Image names to run. A deployment can have multiple images set for multi-container pod."),
+         Flag("port", "", "int", -1, "The containerPort that this deployment exposes."), Flag("replicas", "r", "int", 1, "Number of replicas to create. Default is 1."), _O, _DRY),
+        ("kubectl create deployment web --image=nginx --replicas=2 --port=80",), kcreate.cmd_create_deployment),
+    Cmd("create service", "Create a service (clusterip, nodeport, loadbalancer or externalname) selecting pods labelled app=NAME.", "kubectl create service clusterip|nodeport|loadbalancer NAME --tcp=PORT[:TARGETPORT] [--clusterip=None] [--node-port=N] | externalname NAME --external-name=HOST",
+        (Flag("tcp", "", "list", None, "Port pairs can be specified as '<port>:<targetPort>'."), Flag("clusterip", "", "str", None, "Assign your own ClusterIP or set to 'None' for a 'headless' service (no loadbalancing)."),
+         Flag("node-port", "", "int", 0, "Port used to expose the service on each node in a cluster."), Flag("external-name", "", "str", None, "External name of service (externalname only)."), _O, _DRY),
+        ("kubectl create service clusterip web --tcp=80:8080", "kubectl create service clusterip web-headless --clusterip=None"), kcreate.cmd_create_service),
+    Cmd("create job", "Create a job with the specified name (from an image, or from a cron job's template).", "kubectl create job NAME --image=IMAGE [-- COMMAND [args...]] | kubectl create job NAME --from=cronjob/NAME",
+        (Flag("image", "", "str", None, "Image name to run."), Flag("from", "", "str", None, "The name of the resource to create a Job from (only cronjob is supported)."), _O, _DRY),
+        ("kubectl create job smoke --image=busybox -- date", "kubectl create job backup-now --from=cronjob/backup"), kcreate.cmd_create_job),
+    Cmd("run", "Create and run a particular image in a pod.", "kubectl run NAME --image=IMAGE [--restart=Always|OnFailure|Never] [--env=K=V] [--labels=K=V,...] [--port=P] [--command] [--rm -i] [-- ARGS...]",
+        (Flag("image", "", "str", None, "The image for the container to run."), Flag("restart", "", "str", "Always", "The restart policy for this Pod. Legal values [Always, OnFailure, Never]."),
+         Flag("env", "", "list", None, "Environment variables to set in the container."), Flag("labels", "l", "str", None, "Comma separated labels to apply to the pod. Will override previous values."),
+         Flag("port", "", "str", None, "The port that this container exposes."), Flag("command", "", "bool", False, "If true, use the extra arguments as the 'command' field in the container, rather than the 'args' field."),
+         Flag("annotations", "", "list", None, "Annotations to apply to the pod."), Flag("image-pull-policy", "", "str", None, "The image pull policy for the container."),
+         Flag("privileged", "", "bool", False, "If true, run the container in privileged mode."), Flag("overrides", "", "str", None, "Not available here."),
+         Flag("stdin", "i", "bool", False, "Attach and show the command's output (a command after -- is required: no interactive shells)."),
+         Flag("tty", "t", "bool", False, "Accepted; there is no terminal (kubectl warns)."),
+         Flag("attach", "", "bool", False, "Wait for the pod to start and show the command's output."), Flag("rm", "", "bool", False, "Delete the pod after the attached command finishes."), _O, _DRY),
+        ("kubectl run probe --rm -i --restart=Never --image=busybox -- wget -qO- -T 2 http://web:8080/healthz", "kubectl run dns --rm -i --restart=Never --image=busybox -- nslookup web"), kcreate.cmd_run),
+    Cmd("expose", "Expose a deployment, replica set, pod or service as a new service.", "kubectl expose (deployment|rs|pod|service) NAME [--port=P] [--target-port=T] [--name=N] [--type=ClusterIP|NodePort|LoadBalancer] [--protocol=TCP] [--selector=K=V]",
+        (Flag("port", "", "str", None, "The port that the service should serve on. Copied from the resource being exposed, if unspecified."),
+         Flag("target-port", "", "str", None, "Name or number for the port on the container that the service should direct traffic to."),
+         Flag("name", "", "str", None, "The name for the newly created object."), Flag("type", "", "str", None, "Type for this service: ClusterIP, NodePort, LoadBalancer, or ExternalName. Default is 'ClusterIP'."),
+         Flag("protocol", "", "str", None, "The network protocol for the service to be created. Default is 'TCP'."),
+         Flag("selector", "", "str", None, "A label selector to use for this service. Only equality-based selector requirements are supported."),
+         Flag("labels", "l", "str", None, "Labels to apply to the service created by this call."), Flag("cluster-ip", "", "str", None, "ClusterIP to be assigned to the service. Leave empty to auto-allocate, or set to 'None' to create a headless service."), _O, _DRY),
+        ("kubectl expose deployment web --port=80 --target-port=8080", "kubectl expose pod web-1 --port=8080 --name=web-debug"), kcreate.cmd_expose),
+    Cmd("wait", "Wait for a specific condition on one or many resources (simulated time passes while waiting).", "kubectl wait --for=condition=COND[=VALUE]|delete|create|jsonpath='{EXPR}'[=VALUE] (TYPE/NAME... | TYPE -l SELECTOR | TYPE --all) [--timeout=30s]",
+        (Flag("for", "", "str", None, "The condition to wait on: [create|delete|condition=condition-name[=condition-value]|jsonpath='{JSONPath expression}'=[JSONPath value]]. The default condition-value is true."),
+         Flag("timeout", "", "str", "30s", "The length of time to wait before giving up. Zero means check once and don't wait (at most 10m here)."), _L, _ALL, _A,
+         Flag("field-selector", "", "str", None, "Selector (field query) to filter on."), _O),
+        ("kubectl wait --for=condition=Available deployment/web --timeout=120s", "kubectl wait --for=condition=Ready pod -l app=web --timeout=60s", "kubectl wait --for=delete pod/web-1 --timeout=60s",
+         "kubectl wait --for=jsonpath='{.status.phase}'=Running pod/web-1"), kwait.cmd_wait),
+    Cmd("diff", "Diff the live version against the would-be applied version (manifest on stdin).", "kubectl diff -f - <<'EOF' ...yaml... EOF",
+        (_F, Flag("server-side", "", "bool", False, "Accepted; the apply merge is used."), Flag("force-conflicts", "", "bool", False, "Accepted; ignored.")),
+        ("kubectl diff -f - <<'EOF'\n  apiVersion: apps/v1\n  kind: Deployment\n  ...\n  EOF",), kdiff.cmd_diff),
+    Cmd("events", "List events (oldest first), optionally only those for one object or of one type.", "kubectl events [-n NS | -A] [--for TYPE/NAME] [--types=Normal,Warning] [--no-headers]",
+        (_A, Flag("for", "", "str", None, "Filter events to only those pertaining to the specified resource."), Flag("types", "", "str", None, "Output only events of given types (Normal, Warning)."),
+         _NOH, Flag("watch", "w", "bool", False, "Not available: the session is not interactive."), _O),
+        ("kubectl events -n shop --for deploy/web", "kubectl events -A --types=Warning"), kevents.cmd_events),
+]
+
 COMMANDS: dict[str, Cmd] = {c.path: c.finalize() for c in _SPECS}
 _GROUPS: dict[str, dict[str, str]] = {
     "rollout": {s: f"rollout {s}" for s in ("status", "restart", "undo", "history", "pause", "resume")},
@@ -158,9 +204,10 @@ _GROUPS: dict[str, dict[str, str]] = {
     "auth": {"can-i": "auth can-i"},
     "top": {"pod": "top pod", "pods": "top pod", "po": "top pod", "node": "top node", "nodes": "top node", "no": "top node"},
     "create": {"configmap": "create configmap", "cm": "create configmap", "namespace": "create namespace", "ns": "create namespace", "secret": "create secret generic",
-               "priorityclass": "create priorityclass", "pc": "create priorityclass", "quota": "create quota", "resourcequota": "create quota"},
+               "priorityclass": "create priorityclass", "pc": "create priorityclass", "quota": "create quota", "resourcequota": "create quota",
+               "deployment": "create deployment", "deploy": "create deployment", "service": "create service", "svc": "create service", "job": "create job"},
 }
-_OTHER_VERBS = ("run", "expose", "edit", "attach", "port-forward", "proxy", "cp", "wait", "events", "replace", "kustomize", "certificate", "cluster-info", "plugin", "completion", "alpha")
+_OTHER_VERBS = ("edit", "attach", "port-forward", "proxy", "cp", "replace", "kustomize", "certificate", "cluster-info", "plugin", "completion", "alpha")
 _COST = {"get": 2.0, "describe": 3.0, "logs": 3.0, "top pod": 2.0, "top node": 2.0}
 
 

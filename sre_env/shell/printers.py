@@ -487,10 +487,16 @@ def to_yaml(obj: Any) -> str:
     return text
 
 
+_OTHER_SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null", "timestamp"))
+
+
 def _str_block(dumper: Any, value: str) -> Any:
     """Multi-line strings as literal blocks (``|``), as kubectl's go-yaml prints ConfigMap files."""
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    if value in ("", "y", "Y", "n", "N") or dumper.resolve(yaml.ScalarNode, value, (True, False)) in _OTHER_SCALARS:
+        # go-yaml double-quotes a string that would read back as another type: value: "1", "true", ""
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
 
