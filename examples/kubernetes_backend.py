@@ -28,7 +28,8 @@ def served_cluster(env_id: str, workdir: str) -> tuple[Any, str, dict[str, Any]]
     from sre_env.sim.backend import SimBackend
     from sre_env.sim.baseline_cache import healthy_world
 
-    server = IncidentServer(SimBackend(healthy_world(scenario_class(env_id).app)), speed=120.0).start()
+    # 120x faster than real time; the simulator's own timestamps, so its clock is seen to run that fast
+    server = IncidentServer(SimBackend(healthy_world(scenario_class(env_id).app)), speed=120.0, real_epoch=True).start()
     kubeconfig = write_kubeconfig(f"{workdir}/kubeconfig", server.url, "default")
     url = server.prometheus_url
     return server, str(kubeconfig), {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "time_scale": 120.0}

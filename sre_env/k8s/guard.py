@@ -15,12 +15,13 @@ aiohttp is the ``[serve]`` extra; :func:`start_guard` returns None without it.
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from sre_env.serve.loop_thread import LoopThread
 
 __all__ = ["NamespaceGuard", "decide", "guard_kubeconfig", "start_guard"]
 
@@ -74,9 +75,7 @@ class NamespaceGuard:
     user: str
     host: str = "127.0.0.1"
     port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
-    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
-    _ready: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _loop: LoopThread = field(default_factory=lambda: LoopThread("sre-env-namespace-guard"), init=False, repr=False)
     _runner: Any = field(default=None, init=False, repr=False)
     _session: Any = field(default=None, init=False, repr=False)
 
@@ -143,42 +142,19 @@ class NamespaceGuard:
         await site.start()
         sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - aiohttp exposes the bound port only here
         self.port = int(sockets[0].getsockname()[1]) if sockets else self.port
-        self._ready.set()
 
     def start(self) -> "NamespaceGuard":
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(self._start())
-                loop.run_forever()
-            finally:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="sre-env-namespace-guard", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(15):
-            raise RuntimeError("the namespace guard did not start within 15 s")
+        self._loop.start(self._start, "the namespace guard")
         return self
 
     def stop(self) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-
-        async def shutdown() -> None:
+        async def teardown() -> None:
             if self._runner is not None:
                 await self._runner.cleanup()
             if self._session is not None:
                 await self._session.close()
-            loop.stop()
 
-        asyncio.run_coroutine_threadsafe(shutdown(), loop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop = None
+        self._loop.stop(teardown)
 
 
 def start_guard(upstream: str, namespace: str, user: str) -> NamespaceGuard | None:

@@ -32,6 +32,7 @@ from .kube_fields import warning_header
 from .kube_logs import is_follow, serve_follow
 from .kube_watch import is_watch, serve_watch
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
+from .loop_thread import LoopThread
 from .prom_api import handle_prometheus
 from .timeshift import TimeMap
 
@@ -69,10 +70,8 @@ class IncidentServer:
     wall_clock: Callable[[], float] = field(default=time.time, repr=False)
     #: simulated <-> wall-clock times at the HTTP boundary (``sre_env.serve.timeshift``); set by ``start``
     time_map: TimeMap | None = field(default=None, init=False, repr=False)
-    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
-    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+    _loop: LoopThread = field(default_factory=lambda: LoopThread("sre-env-serve"), init=False, repr=False)
     _runner: Any = field(default=None, init=False, repr=False)
-    _ready: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _ticker: "asyncio.Task[None] | None" = field(default=None, init=False, repr=False)
     _prom_runner: Any = field(default=None, init=False, repr=False)
     #: held while the world is read or advanced (requests and the clock share one thread; callers outside use it)
@@ -153,7 +152,6 @@ class IncidentServer:
             await psite.start()
             self.prom_port = _bound_port(psite, self.prom_port)
         self._ticker = asyncio.get_running_loop().create_task(self._clock())
-        self._ready.set()
 
     def offset(self) -> int:
         """Seconds from the simulator's unix times to the served wall-clock ones, for one request (hold ``lock``)."""
@@ -165,42 +163,22 @@ class IncidentServer:
         with self.lock:
             self.time_map = TimeMap(lambda: self.backend.now, self.speed, not self.real_epoch, self.wall_clock)
 
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(self._start())
-                loop.run_forever()
-            finally:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="sre-env-serve", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(15):
-            raise RuntimeError("the server did not start within 15 s")
+        self._loop.start(self._start, "the server")
         return self
 
     def stop(self) -> None:
-        loop = self._loop
-        if loop is None:
+        if not self._loop.running:
             return
-
         self.stopping = True
 
-        async def shutdown() -> None:
+        async def teardown() -> None:
             if self._ticker is not None:
                 self._ticker.cancel()
             for runner in (self._runner, self._prom_runner):
                 if runner is not None:
                     await runner.cleanup()
-            loop.stop()
 
-        asyncio.run_coroutine_threadsafe(shutdown(), loop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop = None
+        self._loop.stop(teardown)
 
 
 def _bound_port(site: Any, asked: int) -> int:
