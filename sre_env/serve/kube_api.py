@@ -28,7 +28,7 @@ from sre_env.errors import ApiError
 from sre_env.shell.printers import COLUMNS, format_labels
 from sre_env.sim.kinds import KINDS, KindInfo
 
-from . import kube_apply
+from . import kube_apply, kube_protobuf
 from .kube_fields import PatchInvalid
 from .kube_openapi import gv_document, openapi_v2, openapi_v3
 from .kube_virtual import VirtualKind, find_virtual, serve_virtual, virtual_groups, virtual_resources
@@ -242,7 +242,7 @@ def handle(backend: "SimBackend", method: str, path: str, query: str, headers: d
     client sees (``sre_env.serve.timeshift``): timestamps in the request body are
     moved back by it, those in the response forward.
     """
-    if offset and body and method.upper() in ("POST", "PUT", "PATCH"):
+    if offset and body and method.upper() in ("POST", "PUT", "PATCH") and not body.startswith(kube_protobuf.MAGIC):
         try:
             body = shift_json_text(body.decode("utf-8"), -offset).encode("utf-8")
         except UnicodeDecodeError:
@@ -306,7 +306,7 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
             if ns and info.namespaced:
                 obj.setdefault("metadata", {}).setdefault("namespace", ns)
             created, warned = kube_apply.create(backend, info, obj, q)
-            return KubeResponse(201, created, warnings=tuple(warned))
+            return KubeResponse(201, kube_protobuf.as_requested(created, path), warnings=tuple(warned))
         return _status(ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"))
     if sub == "log" and info.kind == "Pod":
         stamps = arg("timestamps") == "true"
@@ -382,6 +382,8 @@ def decode_body(body: bytes, prefix: str = "") -> Any:
     """A request's JSON body; malformed JSON is a BadRequest worded as Go's encoding/json words it."""
     if not body:
         return {}
+    if body.startswith(kube_protobuf.MAGIC):  # typed clients (kubectl create, autoscale) send protobuf
+        return kube_protobuf.decode(body)
     try:
         return json.loads(body)
     except UnicodeDecodeError:
