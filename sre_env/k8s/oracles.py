@@ -230,12 +230,11 @@ API_CAUSE_CHECKS: dict[str, Callable[["Scenario", Any], list[Check]]] = {
 #: scenario ids verified end to end on the KubernetesBackend against ``sre-env serve`` (inject through the
 #: API, the live gates fail, the reference fix through the real kubectl passes every gate); the families'
 #: tests are in tests/k8s/test_k8s_scenario.py (MissingService's, whose reference fix is ``kubectl apply``,
-#: in tests/k8s/test_k8s_apply_scenario.py). Not listed although its checks run over the API:
-#: MissingEnvVar-AstronomyShop (the real ``kubectl set env`` also sets the init container, which the
-#: cleanup gate counts as drift).
+#: in tests/k8s/test_k8s_apply_scenario.py).
 LIVE_SCENARIOS: frozenset[str] = frozenset(
     {
         "MissingEnvVar",
+        "MissingEnvVar-AstronomyShop",
         "MissingService",
         "MissingService-SocialNetwork",
         "TargetPortMisconfig",
