@@ -25,7 +25,8 @@ def _scenario(name: str, variant: dict):
 def test_the_verified_ids_are_registered() -> None:
     assert LIVE_SCENARIOS <= set(SCENARIOS)
     assert live_scenario_name(scenario_class("ScalePodZero")) == "ScalePodZero"
-    assert live_scenario_name(scenario_class("MissingEnvVar-AstronomyShop")) is None  # same family, not verified
+    assert live_scenario_name(scenario_class("MissingEnvVar-AstronomyShop")) == "MissingEnvVar-AstronomyShop"
+    assert live_scenario_name(scenario_class("MisconfiguredEnv-AstronomyShop")) is None  # not verified
 
 
 def test_pod_env_resolves_values_refs_and_env_from(paused) -> None:
