@@ -178,6 +178,14 @@ class TransformersClient:
         return None
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str:
+        generated, _ = self.generate(messages, temperature=temperature, max_tokens=max_tokens)
+        return self.tokenizer.decode(generated, skip_special_tokens=True)
+
+    def generate(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> tuple[Any, int]:
+        """(the generated token ids, the prompt's length in tokens): shared by the judge and the chat agent.
+
+        Raises :class:`LLMClientError` when the prompt leaves no room in the model's context.
+        """
         torch = self._torch
         enc = self.tokenizer(self._prompt(messages), return_tensors="pt", add_special_tokens=False)
         input_ids = enc["input_ids"].to(self.device)
@@ -196,7 +204,10 @@ class TransformersClient:
         config = self._transformers.GenerationConfig(max_new_tokens=max_tokens, pad_token_id=pad, eos_token_id=eos, **sampling)
         with torch.no_grad():
             out = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, generation_config=config)
-        return self.tokenizer.decode(out[0, n:], skip_special_tokens=True)
+        generated = out[0, n:]
+        if pad is not None and pad != eos:
+            generated = generated[generated != pad]
+        return generated, n
 
 
 # --------------------------------------------------------------------------- prompt

@@ -126,26 +126,14 @@ class HFChatModel:
 
     def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, temperature: float = 0.0, max_tokens: int = 512) -> ChatReply:
         """Generate a reply; the token counts are the ids actually fed and generated (EOS included)."""
+        from sre_env.rewards.llm_judge import LLMClientError
+
         client = self._client
-        torch = client._torch
         plain = [{"role": m["role"] if m["role"] in ("system", "user", "assistant") else "user", "content": _as_text(m.get("content"))} for m in messages]
-        enc = client.tokenizer(client._prompt(plain), return_tensors="pt", add_special_tokens=False)
-        input_ids = enc["input_ids"].to(client.device)
-        n = int(input_ids.shape[1])
-        limit = client._context_length()
-        if limit is not None and n + max_tokens > limit:
-            max_tokens = limit - n
-            if max_tokens < 1:
-                raise LLMError(f"the conversation ({n} tokens) no longer fits the model's context of {limit} tokens")
-        eos = client.tokenizer.eos_token_id
-        pad = client.tokenizer.pad_token_id if client.tokenizer.pad_token_id is not None else eos
-        sampling: dict[str, Any] = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
-        config = client._transformers.GenerationConfig(max_new_tokens=max_tokens, pad_token_id=pad, eos_token_id=eos, **sampling)
-        with torch.no_grad():
-            out = client.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), generation_config=config)
-        generated = out[0, n:]
-        if pad is not None and pad != eos:
-            generated = generated[generated != pad]
+        try:
+            generated, n = client.generate(plain, temperature=temperature, max_tokens=max_tokens)
+        except LLMClientError as exc:
+            raise LLMError(f"the conversation no longer fits the model's context: {exc}") from None
         text = client.tokenizer.decode(generated, skip_special_tokens=True)
         return ChatReply(text, (), n, int(generated.shape[0]))
 
