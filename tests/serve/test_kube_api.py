@@ -8,7 +8,6 @@ table; a difference is a bug in one of them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from _kubectl import run_kubectl
 
 import sre_env
 from sre_env.serve.kube_api import handle
@@ -54,7 +54,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 def kubectl(cfg: Path, *args: str) -> subprocess.CompletedProcess:
     sync_wall()
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60, env={**os.environ, "TZ": "UTC"})
+    return run_kubectl(KUBECTL, cfg, *args)
 
 
 GETS = [

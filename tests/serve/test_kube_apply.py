@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _kubectl import run_kubectl
 import yaml
 
 import sre_env
@@ -42,7 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def kubectl(cfg: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], check=False, capture_output=True, text=True, timeout=60, input=stdin)
+    return run_kubectl(KUBECTL, cfg, *args, stdin=stdin)
 
 
 def manifest(cfg: Path, kind: str, name: str) -> dict:

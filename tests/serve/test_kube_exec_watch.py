@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from _kubectl import run_kubectl
 
 import sre_env
 from sre_env.shell import ShellContext, run_command
@@ -46,7 +47,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def kubectl(cfg: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60, input=stdin if stdin is not None else "")
+    return run_kubectl(KUBECTL, cfg, *args, stdin=stdin)
 
 
 def shell(env, server, command: str):

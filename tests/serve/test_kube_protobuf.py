@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _kubectl import run_kubectl
 
 import sre_env
 from sre_env.errors import ApiError
@@ -229,7 +229,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def kubectl(cfg: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "TZ": "UTC"})
+    return run_kubectl(KUBECTL, cfg, *args)
 
 
 def _no_nulls(obj: Any) -> Any:

@@ -9,7 +9,6 @@ back to simulated ones (``sre_env.serve.timeshift``).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from _kubectl import run_kubectl
 
 import sre_env
 from sre_env.serve.timeshift import (
@@ -116,7 +116,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
 
 
 def kubectl(cfg: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([KUBECTL, f"--kubeconfig={cfg}", *args], capture_output=True, text=True, timeout=60, input=stdin, env={**os.environ, "TZ": "UTC"}, check=False)
+    return run_kubectl(KUBECTL, cfg, *args, stdin=stdin)
 
 
 def _get(url: str, path: str, **params: object) -> dict:
