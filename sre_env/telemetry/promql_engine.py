@@ -136,12 +136,6 @@ class LabelCache:
         self._drop_lists[id(labels)] = (labels, out)
         return out
 
-    def replace(self, key: tuple, pin: object, val: object) -> None:
-        """Store ``val`` under ``key`` (pinned by ``pin``), overwriting an earlier entry."""
-        if len(self._memo) > 50_000:
-            self._memo.clear()
-        self._memo[key] = (pin, val)
-
     def memo(self, key: tuple, pin: object, fn):  # noqa: ANN001 - small internal helper
         """``fn()`` cached under ``key``, whose ids name objects ``pin`` keeps alive (so no id is reused)."""
         hit = self._memo.get(key)
@@ -377,13 +371,11 @@ class Evaluator:
 
     def _groups(self, labels: list[Labels], by: bool, names: tuple[str, ...]) -> tuple[np.ndarray, list[Labels]]:
         # a cached selection's label list comes back as the same object: key on it first
-        fast = self.labels.memo(("groups-list", id(labels), by, names), labels, lambda: None)
-        if fast is not None:
-            return fast
-        ids = tuple(map(id, labels))
-        out = self.labels.memo(("groups", ids, by, names), tuple(labels), lambda: self._compute_groups(labels, by, names))
-        self.labels.replace(("groups-list", id(labels), by, names), labels, out)
-        return out
+        def by_members() -> tuple[np.ndarray, list[Labels]]:
+            ids = tuple(map(id, labels))
+            return self.labels.memo(("groups", ids, by, names), tuple(labels), lambda: self._compute_groups(labels, by, names))
+
+        return self.labels.memo(("groups-list", id(labels), by, names), labels, by_members)
 
     def _compute_groups(self, labels: list[Labels], by: bool, names: tuple[str, ...]) -> tuple[np.ndarray, list[Labels]]:
         index: dict[tuple, int] = {}
