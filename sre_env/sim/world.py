@@ -180,9 +180,13 @@ class World:
         if app.model_factory is not None:
             self.app_models[app.name] = app.model_factory(app)
 
-    def create(self, obj: Obj) -> Obj:
-        """Create through the API's admission path (cluster IPs, finalizers, defaults)."""
-        obj = copy.deepcopy(obj)
+    def create(self, obj: Obj, *, copy_in: bool = True) -> Obj:
+        """Create through the API's admission path (cluster IPs, finalizers, defaults).
+
+        ``copy_in=False``: ``obj`` was built for this call and nothing else holds it, so
+        the store takes it as is (a pod from a template is already a deep copy).
+        """
+        obj = copy.deepcopy(obj) if copy_in else obj
         kind = obj.get("kind")
         check_create_allowed(self, obj)
         if kind == "Service":
@@ -257,7 +261,7 @@ class World:
             {"apiVersion": owner.get("apiVersion", "apps/v1"), "kind": owner["kind"], "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
         ]
         meta.pop("generateName", None)
-        return self.create({"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec})
+        return self.create({"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec}, copy_in=False)
 
     def delete_pod(self, pod: Obj) -> None:
         meta = pod["metadata"]

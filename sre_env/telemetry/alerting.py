@@ -342,6 +342,10 @@ class _Compiled:
         self.last_row = -1
         self.last_cols: tuple[int, int] = (0, 0)
         self.last_result: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        #: (TSDB width, columns, identity) of the selectors and of the guards: a selection
+        #: only changes when series are added, so the skip checks below stay cheap
+        self.selected: tuple[int, np.ndarray, tuple[int, int]] | None = None
+        self.guarded: tuple[int, np.ndarray, tuple[int, int]] | None = None
 
 
 _PRECONDITIONS: dict[Rule, Rule] = {}
@@ -431,6 +435,18 @@ class AlertState:
         self._selections[ident] = (parts, cols, key)
         return cols, key
 
+    def _rule_columns(self, comp: _Compiled, width: int, guards: bool = False) -> tuple[np.ndarray, tuple[int, int]]:
+        """:meth:`_select` of a rule's selectors (or guards), reused while the TSDB has the same series."""
+        slot = comp.guarded if guards else comp.selected
+        if slot is not None and slot[0] == width:
+            return slot[1], slot[2]
+        cols, key = self._select(comp.guards if guards else comp.selectors)
+        if guards:
+            comp.guarded = (width, cols, key)
+        else:
+            comp.selected = (width, cols, key)
+        return cols, key
+
     def _results(self, rule: Rule, tsdb: "TSDB", now: float) -> list[tuple[tuple[tuple[str, str], ...], float]]:
         if rule.precondition:
             if not self._results(_precondition_rule(rule), tsdb, now):
@@ -448,13 +464,14 @@ class AlertState:
         assert self._evaluator is not None
         row = tsdb.rows - 1
         window_rows = int(math.ceil(comp.back_s / tsdb.interval_s)) + 1
-        cols, key = self._select(comp.selectors)
+        width = tsdb.width
+        cols, key = self._rule_columns(comp, width)
         if comp.last_row >= 0:
             # nothing the rule can see changed since its last evaluation: same result
             if key == comp.last_cols and comp.last_row - window_rows >= tsdb.last_changed(cols):
                 return comp.last_result
             # its guard series did not move within the window: still nothing to report
-            if comp.guards and not comp.last_result and row - window_rows >= tsdb.last_changed(self._select(comp.guards)[0]):
+            if comp.guards and not comp.last_result and row - window_rows >= tsdb.last_changed(self._rule_columns(comp, width, guards=True)[0]):
                 return comp.last_result
         try:
             val = self._evaluator.evaluate(comp.node, Context(np.array([now]), now, now))

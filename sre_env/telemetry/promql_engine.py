@@ -21,7 +21,7 @@ import numpy as np
 from . import promql_ast as A
 from .promql_ast import ARITHMETIC, COMPARISON, PromQLError
 from .promql_values import Labels, Matrix, Scalar, String, Vector, assemble, drop_name, empty_vector, label_key
-from .tsdb import TSDB, is_stale
+from .tsdb import TSDB, is_stale, parse_key
 
 __all__ = ["Evaluator", "LOOKBACK_S"]
 
@@ -112,12 +112,19 @@ class LabelCache:
     memo entry pins its inputs so an ``id`` is never reused while cached.
     """
 
-    def __init__(self) -> None:
+    #: memo entries kept before starting over (label sets churn with pods)
+    max_entries = 50_000
+
+    def __init__(self, shared: LabelCache | None = None) -> None:
         self._drop: dict[int, tuple[Labels, Labels]] = {}
         self._drop_lists: dict[int, tuple[list[Labels], list[Labels]]] = {}
         self._memo: dict[tuple, tuple[object, object]] = {}
+        #: where single label dicts' names are dropped (see SharedLabelCache)
+        self._shared = shared
 
     def drop_name(self, lab: Labels) -> Labels:
+        if self._shared is not None:
+            return self._shared.drop_name(lab)
         hit = self._drop.get(id(lab))
         if hit is not None and hit[0] is lab:
             return hit[1]
@@ -142,10 +149,44 @@ class LabelCache:
         if hit is not None:
             return hit[1]
         val = fn()
-        if len(self._memo) > 50_000:  # label sets churn with pods; keep the cache bounded
+        if len(self._memo) > self.max_entries:
             self._memo.clear()
         self._memo[key] = (pin, val)
         return val
+
+
+class SharedLabelCache(LabelCache):
+    """The label work on interned label dicts, shared by every Evaluator of the process.
+
+    Why: a restored or forked world (every reset, every grading gate) builds a new
+    TSDB and a new Evaluator, and its first rule evaluation would redo all the
+    label work. Label dicts of series are interned process-wide by series key
+    (:func:`interned_labels`), so a fork's series come with the very dicts its
+    parent's memos are keyed on. Entries keyed on per-evaluator objects (a TSDB's
+    column arrays, label lists) stay in the Evaluator's own cache.
+    """
+
+    max_entries = 5_000
+
+    def drop_name(self, lab: Labels) -> Labels:
+        if len(self._drop) > 20_000:  # entries pin their dicts: bound what the process keeps
+            self._drop.clear()
+        return super().drop_name(lab)
+
+
+_SHARED = SharedLabelCache()
+_INTERNED: dict[str, Labels] = {}
+
+
+def interned_labels(tsdb: TSDB, col: int) -> Labels:
+    """The label dict of a TSDB column, one object per series key in the whole process (read-only)."""
+    key = tsdb.keys[col]
+    lab = _INTERNED.get(key)
+    if lab is None:
+        if len(_INTERNED) > 50_000:  # keys churn with containers; dropping them only costs re-parsing
+            _INTERNED.clear()
+        lab = _INTERNED[key] = parse_key(key)
+    return lab
 
 
 class Evaluator:
@@ -155,10 +196,15 @@ class Evaluator:
         self.tsdb = tsdb
         self.lookback_s = lookback_s
         self.subquery_step_s = default_subquery_step_s or tsdb.interval_s
-        self.labels = LabelCache()
+        #: memos keyed on this evaluator's own objects (column arrays, label lists)
+        self.labels = LabelCache(shared=_SHARED)
+        #: memos keyed on interned label dicts, shared with every other evaluator
+        self.shared = _SHARED
         from . import promql_functions
 
         self._functions = promql_functions.FUNCTIONS
+        #: per selector node (by identity): (the node, TSDB width when selected, its columns)
+        self._selected: dict[int, tuple[A.Selector, int, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ entry
     def evaluate(self, node: A.Node, ctx: Context) -> Vector | Matrix | Scalar | String:
@@ -208,17 +254,34 @@ class Evaluator:
         return base - offset if offset else base
 
     def select(self, sel: A.Selector) -> np.ndarray:
+        """Columns of the selector's series, as the same array object while they stay the same.
+
+        Why: the label memos (:class:`LabelCache`) key on the identity of the
+        selection; the TSDB builds a new array whenever any new series appears
+        (a restarted container's cAdvisor series, say), which would make every
+        rule's label work start over although its own series did not change.
+        """
+        width = self.tsdb.width
+        hit = self._selected.get(id(sel))
+        if hit is not None and hit[0] is sel and hit[1] == width:
+            return hit[2]  # no series was added since: the same selection (a rule's selectors are long-lived nodes)
         try:
             if len(sel.matchers) == 1:
-                return self.tsdb.select(sel.matchers[0])
-            cols = sorted(set().union(*(self.tsdb.select(m).tolist() for m in sel.matchers)))
-            return np.asarray(cols, dtype=np.int64)
+                cols = self.tsdb.select(sel.matchers[0])
+            else:
+                cols = np.asarray(sorted(set().union(*(self.tsdb.select(m).tolist() for m in sel.matchers))), dtype=np.int64)
         except re.error as exc:
             raise PromQLError("bad_data", f"parse error: invalid regular expression: {exc}") from None
+        if hit is not None and hit[0] is sel and np.array_equal(hit[2], cols):
+            cols = hit[2]
+        if len(self._selected) > 4096:  # ad-hoc queries compile new nodes: keep the cache bounded
+            self._selected.clear()
+        self._selected[id(sel)] = (sel, width, cols)
+        return cols
 
     def _col_labels(self, cols: np.ndarray) -> list[Labels]:
         """Label dicts of TSDB columns (the same list object for the same selection)."""
-        return self.labels.memo(("cols", id(cols)), cols, lambda: [self.tsdb.labels(int(c)) for c in cols])
+        return self.labels.memo(("cols", id(cols)), cols, lambda: [interned_labels(self.tsdb, int(c)) for c in cols])
 
     def vector_selector(self, sel: A.Selector, ctx: Context) -> Vector:
         steps = len(ctx.ts)
@@ -262,7 +325,7 @@ class Evaluator:
         if keep.all():
             return Vector(self._col_labels(cols), block[jj, ci], ok, sample_t)
         idx = np.flatnonzero(keep)
-        labels = [self.tsdb.labels(int(c)) for c in cols[idx]]
+        labels = [interned_labels(self.tsdb, int(c)) for c in cols[idx]]
         return Vector(labels, block[jj[:, idx], idx[None, :]], ok[:, idx], sample_t[:, idx])
 
     def matrix_selector(self, node: A.MatrixSel, ctx: Context) -> Matrix:
@@ -290,7 +353,7 @@ class Evaluator:
         else:
             block = np.empty((len(times), 0))
             cols = cols[:0]
-        labels = [self.tsdb.labels(int(c)) for c in cols]
+        labels = [interned_labels(self.tsdb, int(c)) for c in cols]
         return Matrix(labels, times, block, lo, hi, teff - rng, teff, rng)
 
     def subquery(self, node: A.Subquery, ctx: Context) -> Matrix:
@@ -338,7 +401,7 @@ class Evaluator:
         if op == "quantile":
             assert isinstance(param, Scalar)
             return self._quantile(param.v, x, keys, group_labels)
-        order, starts, out_labels, identity = self.labels.memo(("agg-order", id(keys)), keys, lambda: _group_order(keys, group_labels))
+        order, starts, out_labels, identity = self.shared.memo(("agg-order", id(keys)), keys, lambda: _group_order(keys, group_labels))
         if identity:  # every series its own group, already in order
             v, p = x.v, x.p
         else:
@@ -373,7 +436,7 @@ class Evaluator:
         # a cached selection's label list comes back as the same object: key on it first
         def by_members() -> tuple[np.ndarray, list[Labels]]:
             ids = tuple(map(id, labels))
-            return self.labels.memo(("groups", ids, by, names), tuple(labels), lambda: self._compute_groups(labels, by, names))
+            return self.shared.memo(("groups", ids, by, names), tuple(labels), lambda: self._compute_groups(labels, by, names))
 
         return self.labels.memo(("groups-list", id(labels), by, names), labels, by_members)
 
@@ -488,7 +551,7 @@ class Evaluator:
         return Vector(self.labels.drop_names(vec.labels), val, vec.p)
 
     def _signature(self, lab: Labels, on: bool, names: tuple[str, ...]) -> tuple:
-        return self.labels.memo(("sig", id(lab), on, names), lab, lambda: self._compute_signature(lab, on, names))
+        return self.shared.memo(("sig", id(lab), on, names), lab, lambda: self._compute_signature(lab, on, names))
 
     @staticmethod
     def _compute_signature(lab: Labels, on: bool, names: tuple[str, ...]) -> tuple:
@@ -573,7 +636,7 @@ class Evaluator:
         on, names = node.on, node.match_labels
         side = "left" if swapped else "right"
         drop = op in ARITHMETIC or node.bool_
-        plan = self.labels.memo(
+        plan = self.shared.memo(
             ("vv", tuple(map(id, many.labels)), tuple(map(id, one.labels)), on, names, node.card, node.include, drop),
             (tuple(many.labels), tuple(one.labels)),
             lambda: self._plan(many.labels, one.labels, on, names, node.card, node.include, drop),

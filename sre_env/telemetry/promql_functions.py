@@ -439,7 +439,7 @@ def _histogram_quantile(ev, node, ctx):
     steps = len(ctx.ts)
     if x.n == 0:
         return empty_vector(steps)
-    groups = ev.labels.memo(("hq", tuple(map(id, x.labels))), tuple(x.labels), lambda: _bucket_groups(x.labels))
+    groups = ev.shared.memo(("hq", tuple(map(id, x.labels))), tuple(x.labels), lambda: _bucket_groups(x.labels))
     labels: list[Labels] = []
     vals, pres = [], []
     # groups with the same bucket bounds are computed together: [steps * groups, buckets]
