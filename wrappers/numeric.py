@@ -7,11 +7,13 @@ front of them, in fixed slots aligned with the catalog's targets:
   client success ratio, client p99 latency, alert count, the step budget used;
   per workload slot its ready replicas, whether it restarted during the window,
   its error ratio and whether it serves traffic; per node whether it is
-  cordoned;
+  cordoned and whether it hosts a pod of a workload that restarted during the
+  window (restarts by node, as a kube-state-metrics dashboard shows them);
 * **revealed by inspecting** (the agent's notebook): a fact about a target only
   appears once the agent ran the catalog action that would show it, and is then
-  kept up to date. ``get_pods`` reveals each workload's waiting reason and how
-  many not-ready pods each node hosts; ``logs`` and ``dmesg`` reveal keyword
+  kept up to date. ``get_pods`` reveals each workload's waiting reason, and per
+  node how many not-ready pods it hosts and the most restarts of a pod on it
+  (the READY, RESTARTS and NODE columns of ``get pods -o wide``); ``logs`` and ``dmesg`` reveal keyword
   classes found in that command's actual output (I/O errors, refused
   connections, crashes, config errors); describing a service reveals whether
   it has ready endpoints and whether its targetPort is a port its pods declare;
@@ -48,9 +50,9 @@ KEYWORD_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _G = ("step_frac", "alerts", "client_success", "client_p99_log", "last_exit_nonzero", "repairs", "did_get_pods", "did_get_events", "did_describe_services")
-_W = ("exists", "ready_zero", "restarting", "error_ratio", "serving", "seen_pods", "waiting_crash", "waiting_config", "waiting_image", "pending", "logs_seen", *[f"logs_{k}" for k, _ in KEYWORD_CLASSES], "undone", "restarted")
+_W = ("exists", "ready_zero", "restarting", "error_ratio", "serving", "seen_pods", "waiting_crash", "waiting_config", "waiting_image", "pending", "pod_restarts", "logs_seen", *[f"logs_{k}" for k, _ in KEYWORD_CLASSES], "undone", "restarted")
 _S = ("exists", "described", "no_endpoints", "port_mismatch", "port_fixed")
-_N = ("exists", "cordoned", "local_volumes", "seen_pods", "not_ready_pods", "dmesg_seen", *[f"dmesg_{k}" for k, _ in KEYWORD_CLASSES], "evacuated")
+_N = ("exists", "cordoned", "local_volumes", "hosts_restarting", "seen_pods", "not_ready_pods", "pod_restarts", "dmesg_seen", *[f"dmesg_{k}" for k, _ in KEYWORD_CLASSES], "evacuated")
 
 
 def feature_names(workloads: int, services: int, nodes: int) -> list[str]:
@@ -164,6 +166,7 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
         pods = api.list("Pod", ns)
         seen_pods = "get_pods" in self._did
         w = np.zeros((w_cap, len(_W)), dtype=np.float32)
+        restarting_nodes: set[str] = set()
         live = {(k, o["metadata"]["name"]): o for k in WORKLOAD_KINDS for o in api.list(k, ns)}
         for i, (kind, name) in enumerate(t.workloads):
             obj = live.get((kind, name))
@@ -173,6 +176,8 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
             row[0] = 1.0
             row[1] = 1.0 if metric("ready_replicas", name) < 0.5 else 0.0
             row[2] = 1.0 if metric("restarts", name) > metric("restarts", name, first) else 0.0
+            if row[2]:
+                restarting_nodes.update(str(p["spec"].get("nodeName")) for p in pods if _owned_by(p, name) and p["spec"].get("nodeName"))
             row[3] = float(np.clip(metric("error_ratio", name), 0.0, 1.0))
             row[4] = 1.0 if metric("rps", name) > 0.0 else 0.0
             if seen_pods:
@@ -182,9 +187,10 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
                 row[7] = 1.0 if reasons & {"CreateContainerConfigError", "CreateContainerError"} else 0.0
                 row[8] = 1.0 if reasons & {"ErrImagePull", "ImagePullBackOff", "InvalidImageName"} else 0.0
                 row[9] = 1.0 if "Pending" in reasons else 0.0
+                row[10] = _restarts_feature(p for p in pods if _owned_by(p, name))
             if i in self._logs:
-                row[10] = 1.0
-                row[11 : 11 + len(KEYWORD_CLASSES)] = self._logs[i]
+                row[11] = 1.0
+                row[12 : 12 + len(KEYWORD_CLASSES)] = self._logs[i]
             row[-2] = 1.0 if ("rollout_undo", i) in self._applied else 0.0
             row[-1] = 1.0 if ("rollout_restart", i) in self._applied else 0.0
 
@@ -214,13 +220,15 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
             n[i, 0] = 1.0
             n[i, 1] = 1.0 if node.get("spec", {}).get("unschedulable") else 0.0
             n[i, 2] = 1.0 if name in local else 0.0
+            n[i, 3] = 1.0 if name in restarting_nodes else 0.0
             if seen_pods:
-                n[i, 3] = 1.0
+                n[i, 4] = 1.0
                 not_ready = sum(1 for p in pods if p.get("spec", {}).get("nodeName") == name and not _pod_ready(p))
-                n[i, 4] = min(1.0, not_ready / 3.0)
+                n[i, 5] = min(1.0, not_ready / 3.0)
+                n[i, 6] = _restarts_feature(p for p in pods if p.get("spec", {}).get("nodeName") == name)
             if i in self._dmesg:
-                n[i, 5] = 1.0
-                n[i, 6 : 6 + len(KEYWORD_CLASSES)] = self._dmesg[i]
+                n[i, 7] = 1.0
+                n[i, 8 : 8 + len(KEYWORD_CLASSES)] = self._dmesg[i]
             n[i, -1] = 1.0 if ("evacuate_node", i) in self._applied else 0.0
 
         features = np.concatenate([g, w.ravel(), s.ravel(), n.ravel()]).astype(np.float32)
@@ -261,6 +269,17 @@ def _waiting_reasons(pods: list[dict[str, Any]]) -> set[str]:
             if terminated and terminated.get("reason"):
                 out.add(str(terminated["reason"]))
     return out
+
+
+def _restarts_feature(pods: Any) -> float:
+    """The most restarts of one pod among ``pods``, scaled so 5 or more reads 1.
+
+    A pod that crash-loops stands out against the one restart many services take
+    at startup (their database was not up yet), which is how an engineer reads
+    the RESTARTS column.
+    """
+    most = max((sum(int(cs.get("restartCount", 0) or 0) for cs in p.get("status", {}).get("containerStatuses") or ()) for p in pods), default=0)
+    return min(1.0, most / 5.0)
 
 
 def _pod_ready(pod: dict[str, Any]) -> bool:

@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 import sre_env  # noqa: F401
 from sre_env.wrappers.catalog import CatalogWrapper, CommandCatalog, catalog_for
 from sre_env.wrappers.mix import ScenarioMix, make_numeric_env
-from sre_env.wrappers.numeric import NumericObservation, feature_names
+from sre_env.wrappers.numeric import feature_names
 
 DISK, ENV, PORT = "SREGym/DiskSector-v0", "SREGym/MissingEnvVar-v0", "SREGym/TargetPortMisconfig-v0"
 
@@ -142,6 +142,26 @@ def test_dmesg_keywords_flag_the_failing_disk() -> None:
         obs, *_ = env.step(cat.index("dmesg", "node", k))
         flags[node] = obs["observations"][names.index(f"n{k}.dmesg_io_error")]
     assert flags[bad] == 1.0 and all(v == 0.0 for node, v in flags.items() if node != bad)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_restarts_point_at_the_node_of_the_crash_looping_pod(seed) -> None:
+    env = make_numeric_env(DISK, max_steps=10)
+    obs, _ = env.reset(seed=seed)
+    cat = env.catalog
+    names = feature_names(*cat.capacity)
+    restarts = [names.index(f"n{k}.pod_restarts") for k in range(len(cat.targets.nodes))]
+    assert not obs["observations"][restarts].any()  # not looked at yet
+    bad = cat.targets.nodes.index(env.unwrapped.scenario.variant["node"])
+    # the dashboard (restarts by node) shows where the crash-looping pod runs from the start
+    hosting = [names.index(f"n{k}.hosts_restarting") for k in range(len(cat.targets.nodes))]
+    assert obs["observations"][hosting].tolist() == [1.0 if k == bad else 0.0 for k in range(len(hosting))]
+    obs, *_ = env.step(cat.index("get_pods"))
+    values = obs["observations"][restarts]
+    # the database whose disk fails crash-loops; other pods restarted at most once at startup
+    assert values[bad] > 0.4 and all(v <= 0.2 for k, v in enumerate(values) if k != bad)
+    db = next(i for i, (_, name) in enumerate(cat.targets.workloads) if name == env.unwrapped.scenario.variant["database"])
+    assert obs["observations"][names.index(f"w{db}.pod_restarts")] == values[bad]
 
 
 def test_scenario_mix_draws_from_the_pool_and_takes_explicit_choices() -> None:
