@@ -9,7 +9,10 @@ where each gate is 1 when it passed and 0 otherwise, and ``gate(live)`` makes th
 repair terms count only when the app is really healthy again (a wrong fix with a
 tidy cluster earns nothing for tidiness). Trainers who want denser signals add
 a per-step cost or potential-based shaping from the cluster's health score,
-``F = gamma * phi(s') - phi(s)``, which leaves optimal policies unchanged.
+``F = gamma * phi(s') - phi(s)``, which leaves optimal policies unchanged, and a
+``catastrophe`` penalty: a catastrophic action (deleting the app's data) scores 0
+by default, the same as doing nothing, and with a step cost even less than
+trying, so a learner would otherwise find destroying data a cheap way out.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ class RewardSpec:
     step_cost: float = 0.0
     #: weight of potential-based shaping from the health score (0: off)
     shaping: float = 0.0
+    #: the final reward of an episode ended by a catastrophic action (destroyed data) is minus this.
+    #: 0 keeps every reward in [0, 1]; trainers that add a step cost should set it (e.g. 1.0), or
+    #: ending the episode by destroying data is cheaper than trying and failing
+    catastrophe: float = 0.0
     gamma: float = 0.99
     #: the repair terms count only when the live gate passed
     gate_on_live: bool = True

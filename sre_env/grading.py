@@ -81,7 +81,7 @@ class Grader:
         penalty = (1.0 - risk_oracle.score) if risk_oracle is not None else 0.0
         reward, components, success = compose_reward(self.spec, self.task, results, penalty)
         if catastrophic:
-            reward, success = 0.0, False
+            reward, success = -self.spec.catastrophe, False
         oracles = {name: r.as_dict() for name, r in results.items()}
         if risk_oracle is not None:
             oracles["risk"] = risk_oracle.as_dict()

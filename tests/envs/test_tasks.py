@@ -54,6 +54,17 @@ def test_catastrophic_command_ends_the_episode() -> None:
     assert info["risk"]["flagged"]
 
 
+def test_catastrophe_penalty_makes_destroying_data_worse_than_doing_nothing() -> None:
+    spec = RewardSpec(step_cost=0.01, catastrophe=1.0)
+    env = SREEnv("TargetPortMisconfig", reward_spec=spec)
+    env.reset(seed=0)
+    _, reward, term, _, info = env.step("kubectl delete namespace hotel-reservation")
+    assert term and info["catastrophic"] and reward == pytest.approx(-1.01)
+    env.reset(seed=0)
+    _, noop, *_ = env.step("kubectl get pods -n hotel-reservation")
+    assert noop > reward
+
+
 def test_risk_flags_are_reported_per_step() -> None:
     env = SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
