@@ -58,20 +58,6 @@ def parse_args() -> Args:
     return Args(**vars(p.parse_args()))
 
 
-def greedy_policy(module):
-    """obs -> the most likely unmasked action of the RLModule (deterministic evaluation)."""
-    import torch
-
-    def act(obs):
-        batch = {"obs": {k: torch.as_tensor(np.asarray(v)[None]) for k, v in obs.items()}}
-        with torch.no_grad():
-            logits = module.forward_inference(batch)["action_dist_inputs"][0].numpy()
-        logits = np.where(np.asarray(obs["action_mask"]) > 0, logits, -np.inf)
-        return int(np.argmax(logits))
-
-    return act
-
-
 def random_policy(seed: int):
     rng = np.random.default_rng(seed)
     return lambda obs: int(rng.choice(np.flatnonzero(obs["action_mask"])))
@@ -82,13 +68,14 @@ def main(args: Args) -> dict:
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from sre_env.rewards.spec import RewardSpec
-    from sre_env.rllib import MIX_ENV, masked_ppo_module_spec, register_envs, slot_ppo_module_spec
+    from sre_env.rllib import MIX_ENV, masked_ppo_module_spec, module_policy, register_envs, slot_ppo_module_spec
     from sre_env.wrappers.mix import ScenarioMix, success_rate
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    # a small step cost and potential-based shaping from the client success ratio (optimal policy unchanged)
-    reward_spec = RewardSpec(step_cost=0.01, shaping=1.0)
+    # a small step cost and potential-based shaping from the client success ratio (optimal policy unchanged);
+    # destroying data (say, evacuating a healthy node's volumes) must cost more than trying and failing
+    reward_spec = RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=1.0)
     # training episodes that hit the step limit unsubmitted end ungraded (reward 0): grading is the costly part
     env_config = {"env_ids": args.env_ids, "seeds": list(range(args.train_seeds)), "max_steps": args.max_steps, "reward_spec": reward_spec, "grade_truncated": False}
     train = list(range(args.eval_seeds))  # a subset of the training pool
@@ -113,7 +100,7 @@ def main(args: Args) -> dict:
     report: dict = {"args": asdict(args), "curve": []}
     t0 = time.time()
     report["random"] = {"train": success_rate(evaluator, random_policy(args.seed), train), "heldout": success_rate(evaluator, random_policy(args.seed + 1), heldout)}
-    before = greedy_policy(algo.get_module())
+    before = module_policy(algo.get_module())
     report["before"] = {"train": success_rate(evaluator, before, train), "heldout": success_rate(evaluator, before, heldout)}
     print(f"before: random {report['random']['train']['all']:.2f}/{report['random']['heldout']['all']:.2f}  untrained {report['before']['train']['all']:.2f}/{report['before']['heldout']['all']:.2f} (train/held-out)", flush=True)
     train_time = train_cpu = 0.0
@@ -133,18 +120,25 @@ def main(args: Args) -> dict:
         episodes = int(runners.get("num_episodes_lifetime", 0))
         point = {"iteration": it, "train_cpu_s": round(train_cpu, 1), "train_wall_s": round(train_time, 1), "env_steps": env_steps, "episodes": episodes, "episode_return_mean": ret}
         if it % args.curve_every == 0 or it == args.iterations:
-            point["train_success"] = success_rate(evaluator, greedy_policy(algo.get_module()), range(args.curve_seeds))["all"]
+            check = success_rate(evaluator, module_policy(algo.get_module()), range(args.curve_seeds))
+            point["train_success"] = check.pop("all")
+            point["train_success_by_id"] = check
+            torch.save(algo.get_module().state_dict(), out / "policy.pt")  # the latest checked policy survives an interrupted run
         report["curve"].append(point)
         print(json.dumps(point), flush=True)
         limit = train_cpu if args.env_runners == 0 else train_time
         if point.get("train_success", 0.0) >= args.target or limit > args.time_budget_s:
             break
-    after = greedy_policy(algo.get_module())
+    module = algo.get_module()
+    torch.save(module.state_dict(), out / "policy.pt")  # reload: sre_env.rllib.load_module(path, evaluator)
+    after = module_policy(module)
     report["after"] = {"train": success_rate(evaluator, after, train), "heldout": success_rate(evaluator, after, heldout)}
+    # the stochastic policy PPO trains, sampled as during training
+    report["after_sampled"] = {"train": success_rate(evaluator, module_policy(module, args.seed), train), "heldout": success_rate(evaluator, module_policy(module, args.seed + 1), heldout)}
     report["wall_s"] = round(time.time() - t0, 1)
     report["train_wall_s"] = round(train_time, 1)
     report["train_cpu_s"] = round(train_cpu, 1)
-    print(f"after:  trained {report['after']['train']['all']:.2f} on training seeds, {report['after']['heldout']['all']:.2f} on held-out seeds", flush=True)
+    print(f"after:  trained {report['after']['train']['all']:.2f} on training seeds, {report['after']['heldout']['all']:.2f} on held-out seeds (greedy); sampled {report['after_sampled']['train']['all']:.2f}/{report['after_sampled']['heldout']['all']:.2f}", flush=True)
     (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     plot(report, out / "curve.png")
     algo.stop()

@@ -20,7 +20,7 @@ from typing import Any
 
 from sre_env.errors import MissingExtraError
 
-__all__ = ["register_envs", "masked_ppo_module_spec", "slot_ppo_module_spec", "MIX_ENV"]
+__all__ = ["register_envs", "masked_ppo_module_spec", "slot_ppo_module_spec", "load_module", "module_policy", "MIX_ENV"]
 
 MIX_ENV = "SREGym/Mix"
 
@@ -109,6 +109,46 @@ def slot_ppo_module_spec(catalog: Any, hidden: int = 64) -> Any:
     layout = [(a.verb, a.kind, a.slot) for a in catalog.layout]
     config = {"capacity": [w, s, n], "sizes": [len(_G), len(_W), len(_S), len(_N)], "layout": layout, "hidden": int(hidden)}
     return RLModuleSpec(module_class=_slot_module_class(), model_config=config)
+
+
+def load_module(path: Any, env: Any, module: str = "slot") -> Any:
+    """Rebuild a PPO RLModule saved with ``torch.save(module.state_dict(), path)`` for ``env``.
+
+    ``env`` is the ``ScenarioMix`` (or catalog env) it was trained on: its spaces
+    and catalog fix the module's shape. ``module`` is ``"slot"`` or ``"mlp"``, as
+    in ``examples/rllib_ppo.py --module``.
+    """
+    _require_ray()
+    import torch
+
+    spec = slot_ppo_module_spec(env.catalog) if module == "slot" else masked_ppo_module_spec()
+    spec.observation_space = env.observation_space
+    spec.action_space = env.action_space
+    built = spec.build()
+    built.load_state_dict(torch.load(path, weights_only=True))
+    built.eval()
+    return built
+
+
+def module_policy(module: Any, sample_seed: int | None = None) -> Any:
+    """``obs -> action`` for a masked RLModule: its most likely valid action (deterministic),
+    or, with ``sample_seed``, one drawn from its distribution as during training."""
+    import numpy as np
+    import torch
+
+    rng = np.random.default_rng(sample_seed)
+
+    def act(obs: dict[str, Any]) -> int:
+        batch = {"obs": {k: torch.as_tensor(np.asarray(v)[None]) for k, v in obs.items()}}
+        with torch.no_grad():
+            logits = module.forward_inference(batch)["action_dist_inputs"][0].numpy().astype(np.float64)
+        logits = np.where(np.asarray(obs["action_mask"]) > 0, logits, -np.inf)
+        if sample_seed is None:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        return int(rng.choice(len(p), p=p / p.sum()))
+
+    return act
 
 
 _SLOT_MODULE: Any = None
