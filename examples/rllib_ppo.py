@@ -42,6 +42,7 @@ class Args:
     epochs: int = 8
     lr: float = 7e-4
     entropy: float = 0.01
+    catastrophe: float = 1.0  # final reward of an episode that destroyed data: minus this (RewardSpec.catastrophe)
     module: str = "slot"  # slot: weights shared across target slots; mlp: RLlib's masked MLP
     seed: int = 0
     out: str = "runs/rllib_ppo"
@@ -75,7 +76,7 @@ def main(args: Args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     # a small step cost and potential-based shaping from the client success ratio (optimal policy unchanged);
     # destroying data (say, evacuating a healthy node's volumes) must cost more than trying and failing
-    reward_spec = RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=1.0)
+    reward_spec = RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=args.catastrophe)
     # training episodes that hit the step limit unsubmitted end ungraded (reward 0): grading is the costly part
     env_config = {"env_ids": args.env_ids, "seeds": list(range(args.train_seeds)), "max_steps": args.max_steps, "reward_spec": reward_spec, "grade_truncated": False}
     train = list(range(args.eval_seeds))  # a subset of the training pool
