@@ -175,19 +175,20 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
             row = w[i]
             row[0] = 1.0
             row[1] = 1.0 if metric("ready_replicas", name) < 0.5 else 0.0
+            owned = [p for p in pods if _owned_by(p, name)]
             row[2] = 1.0 if metric("restarts", name) > metric("restarts", name, first) else 0.0
             if row[2]:
-                restarting_nodes.update(str(p["spec"].get("nodeName")) for p in pods if _owned_by(p, name) and p["spec"].get("nodeName"))
+                restarting_nodes.update(str(p["spec"]["nodeName"]) for p in owned if p["spec"].get("nodeName"))
             row[3] = float(np.clip(metric("error_ratio", name), 0.0, 1.0))
             row[4] = 1.0 if metric("rps", name) > 0.0 else 0.0
             if seen_pods:
                 row[5] = 1.0
-                reasons = _waiting_reasons([p for p in pods if _owned_by(p, name)])
+                reasons = _waiting_reasons(owned)
                 row[6] = 1.0 if reasons & {"CrashLoopBackOff", "Error"} else 0.0
                 row[7] = 1.0 if reasons & {"CreateContainerConfigError", "CreateContainerError"} else 0.0
                 row[8] = 1.0 if reasons & {"ErrImagePull", "ImagePullBackOff", "InvalidImageName"} else 0.0
                 row[9] = 1.0 if "Pending" in reasons else 0.0
-                row[10] = _restarts_feature(p for p in pods if _owned_by(p, name))
+                row[10] = _restarts_feature(owned)
             if i in self._logs:
                 row[11] = 1.0
                 row[12 : 12 + len(KEYWORD_CLASSES)] = self._logs[i]
@@ -222,10 +223,10 @@ class NumericObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs
             n[i, 2] = 1.0 if name in local else 0.0
             n[i, 3] = 1.0 if name in restarting_nodes else 0.0
             if seen_pods:
+                hosted = [p for p in pods if p.get("spec", {}).get("nodeName") == name]
                 n[i, 4] = 1.0
-                not_ready = sum(1 for p in pods if p.get("spec", {}).get("nodeName") == name and not _pod_ready(p))
-                n[i, 5] = min(1.0, not_ready / 3.0)
-                n[i, 6] = _restarts_feature(p for p in pods if p.get("spec", {}).get("nodeName") == name)
+                n[i, 5] = min(1.0, sum(1 for p in hosted if not _pod_ready(p)) / 3.0)
+                n[i, 6] = _restarts_feature(hosted)
             if i in self._dmesg:
                 n[i, 7] = 1.0
                 n[i, 8 : 8 + len(KEYWORD_CLASSES)] = self._dmesg[i]
