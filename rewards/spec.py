@@ -48,6 +48,16 @@ class RewardSpec:
     gate_on_live: bool = True
     #: gates that must pass for ``info["is_success"]`` (diagnosis is added for diagnosis/e2e tasks)
     success_gates: tuple[str, ...] = GATES
+    #: run only the gates that can still change the reward or success: none after a catastrophe, and
+    #: after a failed ``live`` gate (which zeroes the other gates and fails success) none of the others.
+    #: Rewards and success are the same; ``info["oracles"]`` then lacks the skipped gates. Grading is
+    #: most of a trainer's CPU time (each gate plays minutes of the cluster on a fork), and most early
+    #: training episodes fail ``live``; reports want every gate, so the default runs them all
+    lazy_gates: bool = False
+
+    def moot_after_live_failed(self) -> bool:
+        """Whether a failed ``live`` gate already decides the reward terms of every gate and success."""
+        return self.gate_on_live and "live" in self.success_gates
 
     def weights_for(self, task: str) -> dict[str, float]:
         if task == "diagnosis":

@@ -46,9 +46,12 @@ class Grader:
         if getattr(backend, "live", False):
             # a live cluster cannot fork: its backend runs the gates in order on the one timeline (sre_env.k8s.oracles)
             return backend.grade(scenario, baseline)  # type: ignore[attr-defined]
+        live = self.live.evaluate(backend, scenario, baseline)  # every gate runs on its own fork: order changes nothing
+        if self.spec.lazy_gates and not live.passed and self.spec.moot_after_live_failed():
+            return {"live": live}
         return {
             "immediate": self.immediate.evaluate(backend, scenario, baseline),
-            "live": self.live.evaluate(backend, scenario, baseline),
+            "live": live,
             "durability": self.durability.evaluate(backend, scenario, baseline),
             "cleanup": self.cleanup.evaluate(backend, scenario, baseline),
         }
@@ -74,7 +77,7 @@ class Grader:
         catastrophic: bool = False,
     ) -> Grade:
         results: dict[str, OracleResult] = {}
-        if self.task != "diagnosis":
+        if self.task != "diagnosis" and not (catastrophic and self.spec.lazy_gates):  # a catastrophe fixes the reward
             results.update(self.gates(backend, scenario, baseline))
         if diagnosis is not None:
             results["diagnosis"] = diagnosis

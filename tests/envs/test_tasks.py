@@ -65,6 +65,28 @@ def test_catastrophe_penalty_makes_destroying_data_worse_than_doing_nothing() ->
     assert noop > reward
 
 
+@pytest.mark.parametrize("ending", ["wrong_fix", "reference_fix", "catastrophe"])
+def test_lazy_gates_grade_the_same_reward_and_success(ending: str) -> None:
+    """Skipping moot gates changes what the report shows, never the reward or success."""
+    outcomes = []
+    for lazy in (False, True):
+        env = SREEnv("TargetPortMisconfig", reward_spec=RewardSpec(step_cost=0.01, catastrophe=1.0, lazy_gates=lazy))
+        env.reset(seed=1)
+        commands = {"wrong_fix": ["kubectl rollout restart deployment/frontend -n hotel-reservation"], "reference_fix": env.scenario.reference_solution(), "catastrophe": ["kubectl delete namespace hotel-reservation"]}[ending]
+        term = False
+        for command in commands:
+            _, reward, term, _, info = env.step(command)
+        if not term:
+            _, reward, term, _, info = env.step("submit " + env.scenario.root_cause().summary)
+        outcomes.append((reward, info["is_success"], sorted(info["oracles"])))
+    (full_reward, full_success, full_gates), (lazy_reward, lazy_success, lazy_gates) = outcomes
+    assert lazy_reward == pytest.approx(full_reward) and lazy_success == full_success
+    assert set(full_gates) >= {"immediate", "live", "durability", "cleanup"}
+    expected = {"wrong_fix": {"live"}, "reference_fix": {"immediate", "live", "durability", "cleanup"}, "catastrophe": set()}[ending]
+    assert set(lazy_gates) - {"diagnosis", "risk"} == expected
+    assert full_success == (ending == "reference_fix")
+
+
 def test_risk_flags_are_reported_per_step() -> None:
     env = SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
