@@ -89,7 +89,7 @@ def masked_ppo_module_spec(hiddens: tuple[int, ...] = (256, 256)) -> Any:
     return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": list(hiddens), "head_fcnet_hiddens": [], "vf_share_layers": False})
 
 
-def slot_ppo_module_spec(catalog: Any, hidden: int = 64) -> Any:
+def slot_ppo_module_spec(catalog: Any, hidden: int = 64, verb_prior: bool = True) -> Any:
     """An RLModuleSpec for PPO with a slot-shared (permutation-equivariant) masked policy.
 
     The catalog's actions are verbs over target slots, and the numeric
@@ -99,6 +99,15 @@ def slot_ppo_module_spec(catalog: Any, hidden: int = 64) -> Any:
     plus the global features). What it learns about "undo the workload that
     crash-loops" therefore holds for every workload, including ones it never saw
     fail. Invalid actions are masked out of the logits.
+
+    With ``verb_prior`` the logits start from a verb-uniform prior: each valid
+    action gets ``-log(number of valid actions with its verb)``, so an untrained
+    policy picks a verb uniformly and then a target. Without it, verbs with many
+    targets (19 workloads x 3 verbs) swamp the rare ones (evacuating one of 3
+    nodes): a repair that needs the rare verb is then almost never tried, and
+    PPO cannot learn what it never samples. The prior adds no parameters, so a
+    saved state dict loads either way, and the policy can still learn any
+    distribution over actions.
     """
     _require_ray()
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -107,21 +116,22 @@ def slot_ppo_module_spec(catalog: Any, hidden: int = 64) -> Any:
 
     w, s, n = catalog.capacity
     layout = [(a.verb, a.kind, a.slot) for a in catalog.layout]
-    config = {"capacity": [w, s, n], "sizes": [len(_G), len(_W), len(_S), len(_N)], "layout": layout, "hidden": int(hidden)}
+    config = {"capacity": [w, s, n], "sizes": [len(_G), len(_W), len(_S), len(_N)], "layout": layout, "hidden": int(hidden), "verb_prior": bool(verb_prior)}
     return RLModuleSpec(module_class=_slot_module_class(), model_config=config)
 
 
-def load_module(path: Any, env: Any, module: str = "slot") -> Any:
+def load_module(path: Any, env: Any, module: str = "slot", *, verb_prior: bool = True) -> Any:
     """Rebuild a PPO RLModule saved with ``torch.save(module.state_dict(), path)`` for ``env``.
 
     ``env`` is the ``ScenarioMix`` (or catalog env) it was trained on: its spaces
     and catalog fix the module's shape. ``module`` is ``"slot"`` or ``"mlp"``, as
-    in ``examples/rllib_ppo.py --module``.
+    in ``examples/rllib_ppo.py --module``; ``verb_prior`` must match the trained
+    slot module's (the prior has no weights, so a mismatch loads but plays differently).
     """
     _require_ray()
     import torch
 
-    spec = slot_ppo_module_spec(env.catalog) if module == "slot" else masked_ppo_module_spec()
+    spec = slot_ppo_module_spec(env.catalog, verb_prior=verb_prior) if module == "slot" else masked_ppo_module_spec()
     spec.observation_space = env.observation_space
     spec.action_space = env.action_space
     built = spec.build()
@@ -188,6 +198,13 @@ def _slot_module_class() -> Any:
             self.slot_nets = nn.ModuleDict({k: nn.Sequential(nn.Linear(d + h, h), nn.Tanh(), nn.Linear(h, len(self.verbs[k]))) for k, d in zip(kinds, (wd, sd, nd))})
             self.global_head = nn.Linear(h, len(self.globals))
             self.value_head = nn.Sequential(nn.Linear(h, h), nn.Tanh(), nn.Linear(h, 1))
+            # action -> verb one-hot, for the verb-uniform prior (not a parameter: absent from state dicts)
+            verb_names = list(dict.fromkeys(v for v, _, _ in layout))
+            onehot = torch.zeros(len(layout), len(verb_names))
+            for i, (v, _, _) in enumerate(layout):
+                onehot[i, verb_names.index(v)] = 1.0
+            self.register_buffer("verb_onehot", onehot, persistent=False)
+            self.verb_prior = bool(cfg.get("verb_prior", False))
 
         def _split(self, x: "torch.Tensor") -> tuple[Any, ...]:
             g, wd, sd, nd = self.sizes
@@ -216,6 +233,9 @@ def _slot_module_class() -> Any:
                 parts.append(self.slot_nets[k](torch.cat([blk, ctx], dim=-1)).reshape(x.shape[0], -1))
             logits = torch.cat(parts, dim=-1)
             mask = obs["action_mask"].float()
+            if self.verb_prior:
+                valid_per_verb = mask @ self.verb_onehot  # (batch, verbs)
+                logits = logits - torch.log(torch.clamp(valid_per_verb @ self.verb_onehot.T, min=1.0))
             logits = logits + torch.clamp(torch.log(mask), min=FLOAT_MIN)
             return {Columns.ACTION_DIST_INPUTS: logits}
 

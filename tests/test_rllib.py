@@ -64,6 +64,47 @@ def test_rllib_ppo_example_smoke(tmp_path, monkeypatch) -> None:
     from sre_env.rllib import load_module, module_policy
     from sre_env.wrappers.mix import ScenarioMix, success_rate
 
-    evaluator = ScenarioMix(args.env_ids, max_steps=args.max_steps, reward_spec=RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=1.0), grade_truncated=False)
+    evaluator = ScenarioMix(args.env_ids, max_steps=args.max_steps, reward_spec=RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=args.catastrophe, lazy_gates=True), grade_truncated=False)
     reloaded = module_policy(load_module(tmp_path / "policy.pt", evaluator))
     assert success_rate(evaluator, reloaded, range(args.eval_seeds)) == report["after"]["train"]
+
+
+@pytest.mark.slow
+def test_slot_module_verb_prior_gives_every_valid_verb_equal_mass() -> None:
+    """With zeroed weights the policy is the prior alone: each verb gets 1/verbs, split evenly over its targets."""
+    _ray()
+    import collections
+
+    import numpy as np
+    import torch
+
+    from sre_env.rllib import slot_ppo_module_spec
+    from sre_env.wrappers.mix import ScenarioMix
+
+    mix = ScenarioMix(["SREGym/DiskSector-v0", "SREGym/MissingEnvVar-v0"], max_steps=5)
+    obs, _ = mix.reset(options={"scenario": 0, "seed": 0})
+    mask = np.asarray(obs["action_mask"])
+    batch = {"obs": {k: torch.as_tensor(np.asarray(v)[None]) for k, v in obs.items()}}
+
+    def probabilities(verb_prior: bool) -> np.ndarray:
+        spec = slot_ppo_module_spec(mix.catalog, verb_prior=verb_prior)
+        spec.observation_space, spec.action_space = mix.observation_space, mix.action_space
+        module = spec.build()
+        with torch.no_grad():
+            for p in module.parameters():
+                p.zero_()
+            logits = module.forward_inference(batch)["action_dist_inputs"][0].numpy().astype(np.float64)
+        p = np.exp(logits - logits.max())
+        return p / p.sum()
+
+    verbs = [a.verb for a in mix.catalog.layout]
+    valid_verbs = collections.Counter(verbs[i] for i in np.flatnonzero(mask))
+    with_prior, flat = probabilities(True), probabilities(False)
+    assert np.all(with_prior[mask == 0] < 1e-12) and np.all(flat[mask == 0] < 1e-12)
+    mass = collections.defaultdict(float)
+    for i, verb in enumerate(verbs):
+        mass[verb] += with_prior[i]
+    assert all(mass[verb] == pytest.approx(1 / len(valid_verbs)) for verb in valid_verbs)
+    assert np.allclose(flat[mask == 1], 1 / mask.sum())  # without the prior: uniform over valid actions
+    evacuate = [i for i in np.flatnonzero(mask) if verbs[i] == "evacuate_node"]
+    assert evacuate and with_prior[evacuate].sum() > 3 * flat[evacuate].sum()  # the rare verb is tried far more often
