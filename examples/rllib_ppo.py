@@ -160,16 +160,22 @@ def plot(report: dict, path: Path) -> None:
     except ImportError:
         print("matplotlib not installed: no curve.png")
         return
-    pts = [p for p in report["curve"] if "train_success" in p]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([p["train_cpu_s"] / 60 for p in pts], [p["train_success"] for p in pts], marker="o", label="greedy policy, training seeds")
+    # the untrained policy at 0 CPU-minutes, then every curve check
+    pts = [{"train_cpu_s": 0.0, "train_success": report["before"]["train"]["all"], "train_success_by_id": {k: v for k, v in report["before"]["train"].items() if k != "all"}}]
+    pts += [p for p in report["curve"] if "train_success" in p]
+    minutes = [p["train_cpu_s"] / 60 for p in pts]
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    ax.plot(minutes, [p["train_success"] for p in pts], marker="o", label="greedy policy, training seeds")
+    for env_id in report["args"]["env_ids"]:
+        ys = [p.get("train_success_by_id", {}).get(env_id, float("nan")) for p in pts]
+        ax.plot(minutes, ys, linewidth=0.8, alpha=0.6, label="  " + env_id.split("/")[1].removesuffix("-v0"))
     ax.axhline(report["random"]["heldout"]["all"], color="grey", linestyle="--", label="random (masked), held-out seeds")
     ax.axhline(report["after"]["heldout"]["all"], color="green", linestyle=":", label="final policy, held-out seeds")
     ax.set_xlabel("training CPU time (min)")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("PPO on " + ", ".join(e.split("/")[1].removesuffix("-v0") for e in report["args"]["env_ids"]))
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
