@@ -52,7 +52,8 @@ class RewardSpec:
     #: after a failed ``live`` gate (which zeroes the other gates and fails success) none of the others.
     #: Rewards and success are the same; ``info["oracles"]`` then lacks the skipped gates. Grading is
     #: most of a trainer's CPU time (each gate plays minutes of the cluster on a fork), and most early
-    #: training episodes fail ``live``; reports want every gate, so the default runs them all
+    #: training episodes fail ``live``; reports want every gate, so the default runs them all. A live
+    #: cluster (no forks) runs its gates in order on the one timeline, so there only a catastrophe skips them
     lazy_gates: bool = False
 
     def moot_after_live_failed(self) -> bool:
