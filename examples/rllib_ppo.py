@@ -6,7 +6,7 @@ workloads, services and nodes. It is trained on a pool of seeds per scenario
 and judged, before and after, on those seeds and on seeds it never saw.
 
     pip install 'sre-env[rllib]'
-    python examples/rllib_ppo.py                      # about 15 CPU-minutes on a 2-core machine
+    python examples/rllib_ppo.py                      # 12-20 CPU-minutes on a 2-core machine
     python examples/rllib_ppo.py --iterations 2 --eval-seeds 2   # smoke run
 
 Writes ``<out>/results.json`` (success rates, the learning curve) and, with
@@ -42,7 +42,7 @@ class Args:
     epochs: int = 8
     lr: float = 1e-3
     entropy: float = 0.03
-    catastrophe: float = 0.5  # final reward of an episode that destroyed data: minus this (RewardSpec.catastrophe)
+    catastrophe: float = 0.3  # final reward of an episode that destroyed data: minus this (RewardSpec.catastrophe)
     module: str = "slot"  # slot: weights shared across target slots; mlp: RLlib's masked MLP
     verb_prior: bool = True  # slot module: start from a verb-uniform policy (see slot_ppo_module_spec)
     seed: int = 0
