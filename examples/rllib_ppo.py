@@ -67,20 +67,26 @@ def random_policy(seed: int):
     return lambda obs: int(rng.choice(np.flatnonzero(obs["action_mask"])))
 
 
+def training_reward_spec(args: Args):
+    """The reward PPO trains on and is judged by (a reloaded policy is replayed with the same one)."""
+    from sre_env.rewards.spec import RewardSpec
+
+    # a small step cost and potential-based shaping from the client success ratio (optimal policy unchanged);
+    # destroying data (say, evacuating a healthy node's volumes) must cost more than trying and failing;
+    # lazy gates: a failed live gate or a catastrophe decides the reward, so the other gates are skipped
+    return RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=args.catastrophe, lazy_gates=True)
+
+
 def main(args: Args) -> dict:
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from sre_env.rewards.spec import RewardSpec
     from sre_env.rllib import MIX_ENV, masked_ppo_module_spec, module_policy, register_envs, slot_ppo_module_spec
     from sre_env.wrappers.mix import ScenarioMix, success_rate
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    # a small step cost and potential-based shaping from the client success ratio (optimal policy unchanged);
-    # destroying data (say, evacuating a healthy node's volumes) must cost more than trying and failing;
-    # lazy gates: a failed live gate or a catastrophe decides the reward, so the other gates are skipped
-    reward_spec = RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=args.catastrophe, lazy_gates=True)
+    reward_spec = training_reward_spec(args)
     # training episodes that hit the step limit unsubmitted end ungraded (reward 0): grading is the costly part
     env_config = {"env_ids": args.env_ids, "seeds": list(range(args.train_seeds)), "max_steps": args.max_steps, "reward_spec": reward_spec, "grade_truncated": False}
     train = list(range(args.eval_seeds))  # a subset of the training pool

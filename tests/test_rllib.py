@@ -60,11 +60,10 @@ def test_rllib_ppo_example_smoke(tmp_path, monkeypatch) -> None:
         assert set(report[phase]) == {"train", "heldout"}
         assert 0.0 <= report[phase]["train"]["all"] <= 1.0
     # the saved policy reloads and plays exactly the episodes the final evaluation played
-    from sre_env.rewards.spec import RewardSpec
     from sre_env.rllib import load_module, module_policy
     from sre_env.wrappers.mix import ScenarioMix, success_rate
 
-    evaluator = ScenarioMix(args.env_ids, max_steps=args.max_steps, reward_spec=RewardSpec(step_cost=0.01, shaping=1.0, catastrophe=args.catastrophe, lazy_gates=True), grade_truncated=False)
+    evaluator = ScenarioMix(args.env_ids, max_steps=args.max_steps, reward_spec=module.training_reward_spec(args), grade_truncated=False)
     reloaded = module_policy(load_module(tmp_path / "policy.pt", evaluator))
     assert success_rate(evaluator, reloaded, range(args.eval_seeds)) == report["after"]["train"]
 
