@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_env import bench_steps  # noqa: E402
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION  # noqa: E402
-from sre_env.sim.baseline_cache import healthy_world  # noqa: E402
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION  # noqa: E402
+from sre_env.sim.episodes import healthy_world  # noqa: E402
 from sre_env.telemetry.alerting import AlertState  # noqa: E402
 from sre_env.telemetry.promql import query, query_range  # noqa: E402
 from sre_env.telemetry.promql_engine import Evaluator  # noqa: E402

@@ -3,14 +3,14 @@
     .venv/bin/python benchmarks/runbook_baseline.py            # every registered id, seed 0
     .venv/bin/python benchmarks/runbook_baseline.py --seeds 0-2 --out /tmp/rb.md
 
-The runbook (``sre_env.runbook.RunbookAgent``) plays textbook on-call playbooks
+The runbook (``sre_env.agents.runbook.RunbookAgent``) plays textbook on-call playbooks
 driven only by what its commands print. An id it solves is one a table of
 symptoms solves; one it fails needs reasoning beyond that table. The page
 lists, per layer, how many ids it solves, and per id whether the episode passed
 (the default ``mitigation`` task: immediate, live, durability and cleanup
 gates), whether the live gate (mitigation) and the diagnosis grader passed, and
 how many commands it took. Episodes run one at a time in this process
-(``sre_env.evaluation.run_eval`` with one worker): the table is deterministic.
+(``sre_env.eval.runs.run_eval`` with one worker): the table is deterministic.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     from sre_env.envs.registry import ENV_IDS
 
-    from sre_env.evaluation import EvalConfig, parse_seeds, run_eval
+    from sre_env.eval.runs import EvalConfig, parse_seeds, run_eval
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0", help="seeds, e.g. 0 or 0-2 (default 0)")

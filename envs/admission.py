@@ -26,8 +26,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim import gatekeeper as gk
-from sre_env.sim.admission import (
+from sre_env.sim.control import gatekeeper as gk
+from sre_env.sim.control.admission import (
     ENFORCE,
     ENFORCE_VERSION,
     apply_assign_mutators,
@@ -35,10 +35,10 @@ from sre_env.sim.admission import (
     pod_security_violations,
     webhook_applies,
 )
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.clock import iso
-from sre_env.sim.quantity import memory_bytes
-from sre_env.sim.tls import b64, pem_certificate
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.timefmt import iso
+from sre_env.kube.quantity import memory_bytes
+from sre_env.kube.tls import b64, pem_certificate
 
 from .app_common import callers_of
 from .base import RootCause, Scenario

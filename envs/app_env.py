@@ -21,7 +21,7 @@ from sre_env.faults.app_config import SetContainerEnv
 from sre_env.rewards.base import Check
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
 from .base import RootCause

@@ -29,7 +29,7 @@ from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, Rot
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.astronomy_shop import ASTRONOMY_SHOP, VALKEY_PASSWORD
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, VALKEY_PASSWORD
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -20,7 +20,7 @@ import numpy as np
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.base import AppSpec
+from sre_env.apps.base import AppSpec
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend

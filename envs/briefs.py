@@ -6,7 +6,7 @@ reaches the broken component) and never the component or the cause.
 
 from __future__ import annotations
 
-from sre_env.sim.apps.base import AppSpec
+from sre_env.apps.base import AppSpec
 
 __all__ = ["affected_requests", "user_report", "impact"]
 

@@ -21,8 +21,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
-from sre_env.sim.redis_model import OOM_ERROR, state_for_pod
+from sre_env.apps.social_network import SOCIAL_NETWORK
+from sre_env.sim.runtime.redis_model import OOM_ERROR, state_for_pod
 
 from .base import RootCause, Scenario
 

@@ -1,6 +1,6 @@
 """Catalog module: see envs/registry.py for the id scheme.
 
-Scenarios on the OpenTelemetry demo (``sre_env.sim.apps.astronomy_shop``):
+Scenarios on the OpenTelemetry demo (``sre_env.apps.astronomy_shop``):
 
 * ``FeatureFlag-<Flag>``: one id per flagd flag whose incident differs;
 * ``KafkaPoisonPill``, ``DBLockContention``, ``CacheAuthChanged``, ``EdgeFilterCpu``:

@@ -10,7 +10,7 @@ IPAM) and ``netmodel`` (routes as one client pod sees them).
 
 from __future__ import annotations
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
+from sre_env.apps.social_network import SOCIAL_NETWORK
 
 from .base import Scenario
 from .network_dns import ServiceDNSFailure, StaleCoreDNSConfig, WrongDNSPolicy

@@ -9,7 +9,7 @@ are re-targeted to social-network with ``Scenario.for_app``.
 
 from __future__ import annotations
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
+from sre_env.apps.social_network import SOCIAL_NETWORK
 
 from .base import Scenario
 from .sched_common import SOCIAL_SERVICES, SOCIAL_STORES

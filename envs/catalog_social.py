@@ -1,13 +1,13 @@
 """Catalog module: see envs/registry.py for the id scheme.
 
-Scenarios on DeathStarBench social-network (``sre_env.sim.apps.social_network``):
+Scenarios on DeathStarBench social-network (``sre_env.apps.social_network``):
 families written for it, and families first written for hotel-reservation
 re-targeted with ``Scenario.for_app``.
 """
 
 from __future__ import annotations
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
+from sre_env.apps.social_network import SOCIAL_NETWORK
 
 from .base import Scenario
 from .cache_memory import CacheMemoryExhausted

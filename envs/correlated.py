@@ -15,8 +15,8 @@ import numpy as np
 
 from sre_env.rewards.base import Check
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.eviction import KUBELET_CONFIG
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.kubelet.eviction import KUBELET_CONFIG
 
 from .base import RootCause, Scenario
 from .briefs import user_report

@@ -17,8 +17,8 @@ import numpy as np
 from sre_env.faults.cpu import CpuLimit
 from sre_env.rewards.base import Check
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 
 from .base import RootCause
 from .service_fault import ServiceFault

@@ -22,9 +22,9 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.clock import EPOCH, parse_iso
-from sre_env.sim.jobs import next_schedule
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.timefmt import EPOCH, parse_iso
+from sre_env.sim.control.jobs import next_schedule
 
 from .base import RootCause, Scenario
 

@@ -24,8 +24,8 @@ from sre_env.faults.cron_writer import CronWriter
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.diskfill import usage, writers_into
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.node.diskfill import usage, writers_into
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

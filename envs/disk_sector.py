@@ -17,7 +17,7 @@ import numpy as np
 from sre_env.faults.disk import LatentSectorErrors
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario

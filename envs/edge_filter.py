@@ -22,8 +22,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
-from sre_env.sim.social_model import GATEWAY, NGINX_CONF_KEY
+from sre_env.apps.social_network import SOCIAL_NETWORK
+from sre_env.sim.runtime.social import GATEWAY, NGINX_CONF_KEY
 
 from .base import RootCause, Scenario
 

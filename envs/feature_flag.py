@@ -23,8 +23,8 @@ from sre_env.faults.astronomy import SetFeatureFlag, set_flag_json
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
-from sre_env.sim.flagd import truthy
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
+from sre_env.sim.runtime.flagd import truthy
 
 from .base import RootCause, Scenario
 from .briefs import affected_requests, impact, user_report

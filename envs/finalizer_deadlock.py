@@ -21,12 +21,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.namespaces import (
-    METRICS_APISERVICE,
-    metrics_api_available,
-    metrics_server_objects,
-)
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.control.namespaces import METRICS_APISERVICE, metrics_api_available, metrics_server_objects
 
 from .base import RootCause, Scenario
 

@@ -18,14 +18,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.eviction import (
-    DEFAULT_EVICTION_HARD,
-    KUBELET_CONFIG,
-    _threshold_value,
-    eviction_thresholds,
-    signals,
-)
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, _threshold_value, eviction_thresholds, signals
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -23,8 +23,8 @@ import numpy as np
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.quantity import CPU_MS_PER_REQUEST_MS
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
@@ -32,7 +32,7 @@ from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
-    from sre_env.sim.world import World
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["RetryStorm", "CacheFlushStampede", "GcDegradation", "LoadSpike", "CacheRestart"]
 

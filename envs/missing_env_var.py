@@ -14,7 +14,7 @@ import numpy as np
 
 from sre_env.faults.workload import RemoveEnvVar
 from sre_env.rewards.base import Check
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import misrouted_pods
 from .base import RootCause

@@ -28,8 +28,8 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.mongo_auth import client_error, user_store
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.runtime.mongo_auth import client_error, user_store
 
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving
 from .base import RootCause, Scenario

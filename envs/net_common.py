@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.rewards.base import Check
-from sre_env.sim.apps.base import AppSpec
-from sre_env.sim.network import resolve_route
+from sre_env.apps.base import AppSpec
+from sre_env.sim.network.routing import resolve_route
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend

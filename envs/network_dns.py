@@ -23,10 +23,10 @@ from sre_env.faults.network import CorefileEdit, PodDnsPolicy
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim import dns
-from sre_env.sim.apps.base import AppSpec
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.netmodel import client_for, resolve_from
+from sre_env.sim.network import dns
+from sre_env.apps.base import AppSpec
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network.netmodel import client_for, resolve_from
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -25,10 +25,10 @@ from sre_env.faults.network import IngressEdit, KubeProxyBadImage
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim import ingress as ingress_model
-from sre_env.sim import kubeproxy
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.clock import iso
+from sre_env.sim.network import ingress as ingress_model
+from sre_env.sim.network import kubeproxy
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.timefmt import iso
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

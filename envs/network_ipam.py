@@ -26,8 +26,8 @@ from sre_env.faults.network import LeakedPodIPs
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim import nodenet
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network import nodenet
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario
 from .briefs import user_report

@@ -26,8 +26,8 @@ from sre_env.faults.network import CreateNetworkPolicy, NodeFirewallPartition, S
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import MECHANISMS, Mechanism
-from sre_env.sim import netpol, nodenet
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network import netpol, nodenet
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -17,8 +17,8 @@ from sre_env.faults import node as node_fault
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.hostfaults import conntrack_demand, conntrack_limit
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.node.faults import conntrack_demand, conntrack_limit
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
@@ -490,7 +490,7 @@ class ClocksourceUnstable(_IsolateNode):
     )
 
     def draw_node(self, backend: "SimBackend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
-        from sre_env.sim.nodes import HPET_CPU_EFFICIENCY
+        from sre_env.sim.node.host import HPET_CPU_EFFICIENCY
 
         world = backend.world
         serving = world.serving_by_component(self.namespace)

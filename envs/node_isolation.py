@@ -19,7 +19,7 @@ from sre_env.rewards.cleanup import AllowedChange
 from .base import RootCause
 
 if TYPE_CHECKING:
-    from sre_env.sim.apps.base import AppSpec
+    from sre_env.apps.base import AppSpec
     from sre_env.sim.backend import SimBackend
 
     from .base import Scenario

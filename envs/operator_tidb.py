@@ -1,7 +1,7 @@
 """OperatorMisoperation: a TidbCluster custom resource is misconfigured; TiDB Operator applies it.
 
 The cause is one field of the ``basic`` TidbCluster, set through the API. The
-modelled operator (``sre_env.sim.operator_tidb``) renders it into the
+modelled operator (``sre_env.sim.control.operator_tidb``) renders it into the
 component's StatefulSet and the rolling update replaces the healthy pod with
 one that cannot run. The repair is to correct the custom resource: edits to
 the StatefulSet are reverted by the operator on its next sync, deleted pods
@@ -20,14 +20,7 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.tidb import (
-    CLUSTER,
-    NAMESPACE,
-    OPERATOR_NAME,
-    OPERATOR_NAMESPACE,
-    TIDB,
-    VERSION,
-)
+from sre_env.apps.tidb import CLUSTER, NAMESPACE, OPERATOR_NAME, OPERATOR_NAMESPACE, TIDB, VERSION
 
 from .base import RootCause, Scenario
 
@@ -356,7 +349,7 @@ class TidbBadSecurityContext(_TidbCrScenario):
         return self.cr_checks(backend, judge, (comp,))
 
 
-#: the dedicated-node taint of the TiKV node (sre_env.sim.apps.tidb) and the toleration the CR carries for it
+#: the dedicated-node taint of the TiKV node (sre_env.apps.tidb) and the toleration the CR carries for it
 _TAINT = {"key": "dedicated", "value": "tikv", "effect": "NoSchedule"}
 _GOOD_TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "tikv", "effect": "NoSchedule"}
 

@@ -32,10 +32,10 @@ from sre_env.faults.os_limits import ContainerUlimit, PodSysctl, ReportingDashbo
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.astronomy_shop import ASTRONOMY_SHOP
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range
-from sre_env.sim.pg_reports import DEFAULTS, dsm_bytes, memory_limit, pg_settings, shm_bytes
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.node.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range
+from sre_env.sim.runtime.pg_reports import DEFAULTS, dsm_bytes, memory_limit, pg_settings, shm_bytes
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -1,6 +1,6 @@
 """Probe incidents on hotel-reservation: liveness/readiness probes that do not fit the process.
 
-The kubelet's prober (``sre_env.sim.probes``) asks the process: is something
+The kubelet's prober (``sre_env.sim.kubelet.probes``) asks the process: is something
 listening on the probe's port, does it speak HTTP, does it serve the path, does
 it answer before ``timeoutSeconds``. A probe that can never succeed kills the
 container over and over (liveness) or keeps it out of its Service's endpoints
@@ -18,8 +18,8 @@ import numpy as np
 from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.quantity import parse_int_or_percent
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.kube.quantity import parse_int_or_percent
 
 from .app_common import callers_of
 from .base import RootCause

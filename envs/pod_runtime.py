@@ -19,8 +19,8 @@ from sre_env.faults.pods import DeleteObject, PatchWorkload
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network import resolve_route
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network.routing import resolve_route
 
 from .app_common import callers_of
 from .base import RootCause

@@ -12,11 +12,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sre_env.rewards.base import Check
-from sre_env.sim.controllers import template_hash
-from sre_env.sim.patching import json_patch as apply_json_patch
-from sre_env.sim.patching import strategic_merge
-from sre_env.sim.probe_defaults import default_probes
-from sre_env.sim.probes import run_probe
+from sre_env.sim.control.controllers import template_hash
+from sre_env.kube.patching import json_patch as apply_json_patch
+from sre_env.kube.patching import strategic_merge
+from sre_env.kube.probe_defaults import default_probes
+from sre_env.sim.kubelet.probes import run_probe
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend

@@ -20,9 +20,9 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim import kube_state_metrics as ksm
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.rbac import authorize, forbidden_message
+from sre_env.sim.control import kube_state_metrics as ksm
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.control.rbac import authorize, forbidden_message
 
 from .base import RootCause, Scenario
 

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any, Mapping
 
 from sre_env.rewards.base import Check
-from sre_env.sim.apps.base import AppSpec
+from sre_env.apps.base import AppSpec
 
 from .app_common import callers_of
 from .base import RootCause

@@ -17,8 +17,8 @@ from sre_env.faults.scheduling import DeleteService, ScaleDeployment, ServiceSel
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network import resolve_route
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.network.routing import resolve_route
 
 from .base import RootCause
 from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, json_patch_cmd

@@ -19,10 +19,10 @@ from sre_env.faults.scheduling import CreateObjects, RedeployDeployment, SetCont
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.priority import pod_priority
-from sre_env.sim.quantity import cpu_millicores, memory_bytes
-from sre_env.sim.quota import namespace_usage
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.control.priority import pod_priority
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.sim.control.quota import namespace_usage
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -18,7 +18,7 @@ from sre_env.faults.disk import SilentCorruption
 from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario

@@ -20,7 +20,7 @@ from sre_env.rewards.base import Check
 from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK
+from sre_env.apps.social_network import SOCIAL_NETWORK
 
 from .base import RootCause, Scenario
 

@@ -26,7 +26,7 @@ def served_cluster(env_id: str, workdir: str) -> tuple[Any, str, dict[str, Any]]
     """Serve a healthy simulated cluster for ``env_id``'s app; returns (server, kubeconfig, backend options)."""
     from sre_env.serve.server import IncidentServer, write_kubeconfig
     from sre_env.sim.backend import SimBackend
-    from sre_env.sim.baseline_cache import healthy_world
+    from sre_env.sim.episodes import healthy_world
 
     # 120x faster than real time; the simulator's own timestamps, so its clock is seen to run that fast
     server = IncidentServer(SimBackend(healthy_world(scenario_class(env_id).app)), speed=120.0, real_epoch=True).start()

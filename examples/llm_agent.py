@@ -16,7 +16,7 @@ import os
 import gymnasium as gym
 
 import sre_env  # noqa: F401  (registers the SREGym/* ids)
-from sre_env.llm import OpenAIChatModel
+from sre_env.agents.llm import OpenAIChatModel
 from sre_env.wrappers import ChatWrapper, RecordEpisode, tool_schemas
 
 

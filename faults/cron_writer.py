@@ -43,7 +43,7 @@ class CronWriter(Fault):
             raise RuntimeError(f"installing {self.path} on {self.node} failed: {res.output.strip()}")
         world = getattr(backend, "world", None)
         if world is not None:
-            from sre_env.sim.diskfill import run_cron_history
+            from sre_env.sim.node.diskfill import run_cron_history
 
             run_cron_history(world, self.node, self.history_s)
 

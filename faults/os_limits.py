@@ -78,7 +78,7 @@ class ReportingDashboards(Fault):
     workers: int
 
     def inject(self, backend: "Backend") -> None:
-        from sre_env.sim.pg_reports import DashboardRefresh
+        from sre_env.sim.runtime.pg_reports import DashboardRefresh
 
         args = ["-c", f"work_mem={self.work_mem}", "-c", f"max_parallel_workers_per_gather={self.workers}"]
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": args}]}}}}
@@ -87,7 +87,7 @@ class ReportingDashboards(Fault):
         world.schedule(world.clock.now + 20.0, DashboardRefresh(self.namespace, self.app_name))
 
     def recover(self, backend: "Backend") -> None:
-        from sre_env.sim.pg_reports import TAG
+        from sre_env.sim.runtime.pg_reports import TAG
 
         backend.world.cancel_timers(TAG)  # type: ignore[attr-defined]
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": None}]}}}}

@@ -95,7 +95,7 @@ def make_env(eid: str, max_steps: int) -> Any:
 
 
 def _finish(result: Any, args: argparse.Namespace) -> int:
-    from sre_env.report import render, to_json
+    from sre_env.eval.episode_report import render, to_json
 
     if getattr(args, "json", None):
         Path(args.json).write_text(to_json(result) + "\n", encoding="utf-8")
@@ -106,7 +106,7 @@ def _finish(result: Any, args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
-    from sre_env.agents import make_agent, run_episode
+    from sre_env.agents.base import make_agent, run_episode
 
     eid = resolve_id(args.id)
     agent = make_agent(args.agent, seed=args.seed)
@@ -121,11 +121,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- play
-from sre_env.play import HumanAgent  # noqa: E402  (re-exported: tests and scripts import it from here)
+from sre_env.agents.human import HumanAgent  # noqa: E402  (re-exported: tests and scripts import it from here)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from sre_env.agents import run_episode
+    from sre_env.agents.base import run_episode
 
     eid = resolve_id(args.id)
     env = make_env(eid, args.max_steps)
@@ -143,13 +143,13 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- eval / report
 def cmd_eval(args: argparse.Namespace) -> int:
-    from sre_env.eval_cli import run_eval_command
+    from sre_env.eval.cli import run_eval_command
 
     return run_eval_command(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sre_env.eval_cli import run_report_command
+    from sre_env.eval.cli import run_report_command
 
     return run_report_command(args)
 
@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     p.set_defaults(func=cmd_list)
 
-    from sre_env.agents import AGENTS
+    from sre_env.agents.base import AGENTS
 
     p = sub.add_parser("run", help="run one episode with a built-in agent and print its report")
     p.add_argument("id", help="environment id, e.g. SREGym/MissingEnvVar-v0 (or just MissingEnvVar)")
@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_play)
 
-    from sre_env.eval_cli import add_eval_parsers
+    from sre_env.eval.cli import add_eval_parsers
 
     add_eval_parsers(sub, cmd_eval, cmd_report)
 

@@ -63,7 +63,7 @@ def _wrong_fix_names(cls: type) -> str:
     import numpy as np
 
     from sre_env.sim.backend import SimBackend
-    from sre_env.sim.baseline_cache import reference_world
+    from sre_env.sim.episodes import reference_world
 
     scenario = cls(np.random.default_rng(0))
     scenario.variant = scenario.draw_variant(SimBackend(reference_world(scenario.app)), scenario.rng)

@@ -36,8 +36,8 @@ from sre_env.rewards.risk import RiskMonitor, risk_context_for
 from sre_env.rewards.spec import TASKS, RewardSpec
 from sre_env.shell import CommandResult, ShellContext, command_reference, run_command
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import developed_incident
-from sre_env.sim.clock import iso
+from sre_env.sim.episodes import developed_incident
+from sre_env.kube.timefmt import iso
 from sre_env.sim.noise import NOISE_LEVELS, schedule_noise
 from sre_env.telemetry.exporters import observation_series, window_and_mask
 from sre_env.telemetry.traces import span_summary

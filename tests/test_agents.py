@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
-from sre_env.agents import (
+from sre_env.agents.base import (
     AGENTS,
     EpisodeResult,
     RandomAgent,
@@ -21,7 +21,7 @@ from sre_env.agents import (
     make_agent,
     run_episode,
 )
-from sre_env.report import format_plain, render, to_json
+from sre_env.eval.episode_report import format_plain, render, to_json
 
 ENV_ID = "SREGym/MissingEnvVar-v0"
 

@@ -12,7 +12,7 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401
-from sre_env.agents import run_episode
+from sre_env.agents.base import run_episode
 
 ENV_ID = "SREGym/MissingEnvVar-v0"
 NS = "hotel-reservation"
@@ -93,7 +93,7 @@ def fix_for(seed: int) -> tuple[str, str]:
 
 
 def test_openai_agent_solves_an_episode_with_retries_and_accounting(stand_in) -> None:
-    from sre_env.llm import LLMAgent, OpenAIChatModel
+    from sre_env.agents.llm import LLMAgent, OpenAIChatModel
 
     fix, diagnosis = fix_for(0)
     server = stand_in(
@@ -124,7 +124,7 @@ def test_openai_agent_solves_an_episode_with_retries_and_accounting(stand_in) ->
 
 
 def test_openai_agent_gives_up_within_budgets(stand_in) -> None:
-    from sre_env.llm import LLMAgent, LLMError, OpenAIChatModel
+    from sre_env.agents.llm import LLMAgent, LLMError, OpenAIChatModel
 
     server = stand_in([completion(f"```bash\nkubectl get pods -n {NS}\n```")] * 5)
     agent = LLMAgent(OpenAIChatModel("m", server.url, backoff_s=0.0), max_steps=2)
@@ -179,7 +179,7 @@ def tiny_model_dir(tmp_path_factory) -> str:
 
 
 def test_hf_agent_runs_a_local_model_through_the_loop(tiny_model_dir: str) -> None:
-    from sre_env.llm import HFChatModel, LLMAgent, make_chat_model
+    from sre_env.agents.llm import HFChatModel, LLMAgent, make_chat_model
 
     model = make_chat_model(f"hf:{tiny_model_dir}")
     assert isinstance(model, HFChatModel)
@@ -195,7 +195,7 @@ def test_hf_agent_runs_a_local_model_through_the_loop(tiny_model_dir: str) -> No
 
 
 def test_agent_specs_are_validated() -> None:
-    from sre_env.llm import make_chat_model
+    from sre_env.agents.llm import make_chat_model
 
     with pytest.raises(ValueError, match="openai:<model>"):
         make_chat_model("openai:")

@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
-from sre_env.agents import AGENTS, EpisodeResult, run_episode
-from sre_env.agents import RunbookAgent as ExportedRunbook
-from sre_env.runbook import RunbookAgent, parse_table
+from sre_env.agents.base import AGENTS, EpisodeResult, run_episode
+from sre_env.agents.base import RunbookAgent as ExportedRunbook
+from sre_env.agents.runbook import RunbookAgent, parse_table
 
 #: commands that change the cluster (what an honest "nothing found" must not run)
 MUTATING = re.compile(r"^(?:kubectl (?:patch|apply|delete|scale|taint|cordon|drain|set|create|rollout (?:undo|restart))|ssh \S+ systemctl (?:start|restart|enable))")
@@ -177,7 +177,7 @@ def test_no_peeking_at_the_scenario_or_the_simulator(env_id: str) -> None:
 
 
 def test_the_source_never_names_the_ground_truth() -> None:
-    here = Path(__import__("sre_env.runbook", fromlist=["x"]).__file__).parent
+    here = Path(__import__("sre_env.agents.runbook", fromlist=["x"]).__file__).parent
     source = (here / "runbook.py").read_text() + (here / "runbook_text.py").read_text()
     for forbidden in ("reference_solution", "root_cause", "wrong_fixes", "cause_checks", "variant", ".family", "scenario_cls",
                       ".backend", "_metric_names", "allowed_changes", "draw_variant"):

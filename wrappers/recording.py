@@ -29,7 +29,7 @@ ATIF_VERSION = "ATIF-v1.4"
 
 
 def _safe(value: Any) -> Any:
-    from sre_env.report import _json_safe
+    from sre_env.eval.episode_report import _json_safe
 
     return _json_safe(value)
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.backend import ExecResult
 from sre_env.errors import ApiError
-from sre_env.sim.kinds import KINDS
-from sre_env.sim.quantity import cpu_millicores as _millicores
-from sre_env.sim.quantity import memory_bytes
+from sre_env.kube.kinds import KINDS
+from sre_env.kube.quantity import cpu_millicores as _millicores
+from sre_env.kube.quantity import memory_bytes
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

@@ -28,7 +28,7 @@ import yaml
 from .nodes import MANAGED_BY, NODE_NAMESPACE
 
 if TYPE_CHECKING:
-    from sre_env.sim.apps.base import AppSpec
+    from sre_env.apps.base import AppSpec
 
 __all__ = ["MANIFEST_DIR", "app_objects", "loadgen_objects", "monitoring_objects", "render", "write_all"]
 
@@ -47,7 +47,7 @@ _AUTH_ENV = ("MONGO_USERNAME", "MONGO_PASSWORD", "MONGO_INITDB_ROOT_USERNAME", "
 
 def app_objects(app: "AppSpec") -> list[dict[str, Any]]:
     """The app's objects for a real cluster (see the module docstring for what differs from the simulator)."""
-    from sre_env.sim.cluster import app_manifests
+    from sre_env.sim.control.cluster import app_manifests
 
     auth_objects = {name for name, _ in app.secrets} | {name for name, _ in app.config_maps if name.endswith("-mongo-config")}
     out = []
@@ -175,7 +175,7 @@ def render(objects: list[dict[str, Any]]) -> str:
 
 
 def write_all(dest: str | Path = MANIFEST_DIR) -> list[Path]:
-    from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION as app
+    from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as app
 
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from sre_env.sim.apps.base import AppSpec
+    from sre_env.apps.base import AppSpec
 
 __all__ = ["ClientWindow", "LiveTelemetry", "latency_query", "success_query"]
 

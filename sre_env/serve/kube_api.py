@@ -26,7 +26,7 @@ from urllib.parse import parse_qs
 
 from sre_env.errors import ApiError
 from sre_env.shell.printers import COLUMNS, format_labels
-from sre_env.sim.kinds import KINDS, KindInfo
+from sre_env.kube.kinds import KINDS, KindInfo
 
 from . import kube_apply, kube_protobuf
 from .kube_fields import PatchInvalid
@@ -205,7 +205,7 @@ def _title(header: str) -> str:
 def list_resource_version(backend: "SimBackend", objs: list[Obj]) -> str:
     """A list's resourceVersion: the newest one the store has issued, so a watch from it sees every later write."""
     store = getattr(getattr(backend, "world", None), "store", None)
-    issued = getattr(store, "_counter", None)  # the store's resourceVersion counter (sre_env.sim.store)
+    issued = getattr(store, "_counter", None)  # the store's resourceVersion counter (sre_env.sim.kernel.store)
     if isinstance(issued, int):
         return str(issued)
     return str(max((int(v) for o in objs if str(v := o["metadata"].get("resourceVersion", "")).isdigit()), default=1))
@@ -421,7 +421,7 @@ def _virtual(backend: "SimBackend", virtual: tuple[VirtualKind, str | None, str 
 
 def _metrics(backend: "SimBackend", path: str) -> KubeResponse:
     """``metrics.k8s.io``: what metrics-server reports, for ``kubectl top``."""
-    from sre_env.sim.clock import iso
+    from sre_env.kube.timefmt import iso
 
     parts = [p for p in path.split("/") if p][3:]
     stamp = iso(backend.now)

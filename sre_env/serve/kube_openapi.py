@@ -9,7 +9,7 @@ validation to the server (``kube_fields``); otherwise it falls back to the
 protobuf ``/openapi/v2`` this server does not publish and fails. ``kubectl
 explain`` reads the same documents.
 
-The documents are built from the kind table (``sre_env.sim.kinds``) and the
+The documents are built from the kind table (``sre_env.kube.kinds``) and the
 built-in types' fields (``kube_types``): each kind's paths with their operations
 (``x-kubernetes-action``, ``x-kubernetes-group-version-kind``), and
 ``components.schemas`` with one object schema per type. Custom resources get a
@@ -26,7 +26,7 @@ import json
 from functools import cache, lru_cache
 from typing import Any
 
-from sre_env.sim.kinds import CUSTOM_KINDS, KINDS, KindInfo
+from sre_env.kube.kinds import CUSTOM_KINDS, KINDS, KindInfo
 
 from .kube_types import ROOTS, TYPES
 from .kube_virtual import VIRTUAL

@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any
 
-from sre_env.sim.kinds import KINDS
+from sre_env.kube.kinds import KINDS
 
 #: apimachinery's meta/v1 types: their own package in the API's definition names
 _META = {"ObjectMeta", "ListMeta", "LabelSelector", "LabelSelectorRequirement", "ManagedFieldsEntry", "OwnerReference", "Condition", "Time", "MicroTime"}

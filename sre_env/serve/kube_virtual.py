@@ -3,7 +3,7 @@
 kubectl reads some kinds the simulator does not store:
 
 - ``coordination.k8s.io/v1`` Leases in ``kube-node-lease`` (``kubectl describe
-  node`` prints the node's Lease), derived from the Node (``sre_env.sim.node_lease``);
+  node`` prints the node's Lease), derived from the Node (``sre_env.kube.node_lease``);
 - ``discovery.k8s.io/v1`` EndpointSlices (``kubectl describe service`` reads its
   endpoints from slices since 1.29), one per Endpoints subset, as the
   EndpointSlice mirroring of the Endpoints the simulator maintains;
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
-from sre_env.sim.node_lease import LEASE_NAMESPACE, node_lease
-from sre_env.sim.selectors import parse_field_selector, parse_label_selector
+from sre_env.kube.node_lease import LEASE_NAMESPACE, node_lease
+from sre_env.kube.selectors import parse_field_selector, parse_label_selector
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend

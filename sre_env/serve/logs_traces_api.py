@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
-from sre_env.sim.clock import EPOCH
+from sre_env.kube.timefmt import EPOCH
 from sre_env.telemetry import logql, traces
 
 from .kube_api import KubeResponse

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from sre_env.sim.clock import EPOCH
+from sre_env.kube.timefmt import EPOCH
 from sre_env.telemetry.alerting import RULES
 from sre_env.telemetry.metrics_commands import alert_json
 from sre_env.telemetry.promql import query, query_range

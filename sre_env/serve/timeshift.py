@@ -1,6 +1,6 @@
 """Simulated time shown as wall-clock time at ``sre-env serve``'s HTTP boundary.
 
-The simulator counts seconds since a fixed epoch (:data:`sre_env.sim.clock.EPOCH`,
+The simulator counts seconds since a fixed epoch (:data:`sre_env.sim.kernel.clock.EPOCH`,
 2026-03-02T09:00Z) so that episodes are reproducible. A user who points the real
 ``kubectl``, Grafana or a Prometheus client at a served incident expects a live
 cluster: ``kubectl describe`` computes ages from its own clock, and dashboards ask
@@ -56,7 +56,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from sre_env.sim.clock import EPOCH
+from sre_env.kube.timefmt import EPOCH
 
 __all__ = [
     "EPOCH_UNIX",

@@ -3,7 +3,7 @@
 ``kubectl get secret S -o jsonpath='{.data.tls\\.crt}' | base64 -d | openssl x509 -noout -enddate``
 is how people check a certificate on a cluster; the certificates the simulator
 stores carry their subject, issuer and validity the way DER does
-(:mod:`sre_env.sim.tls`), so the output is what OpenSSL 3 prints.
+(:mod:`sre_env.kube.tls`), so the output is what OpenSSL 3 prints.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from ..sim.tls import parse_certificate
+from sre_env.kube.tls import parse_certificate
 
 __all__ = ["TLS_FILTERS"]
 

@@ -14,7 +14,7 @@ import zlib
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.kinds import KindInfo
+from sre_env.kube.kinds import KindInfo
 from .kctx import K, resolve_type, resource_args
 from .printers import to_json, to_yaml
 from .spec import KubectlError, UsageError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.kinds import KindInfo, resolve_kind
+from sre_env.kube.kinds import KindInfo, resolve_kind
 from .spec import KubectlError, Parsed
 
 __all__ = ["K", "resolve_type", "resource_args", "kind_label"]

@@ -22,7 +22,7 @@ from .ksched import SCHED_DESCRIBERS, quota_section
 from .kdescribe_cp import DESCRIBERS_CP
 from .kdescribe_ds import DESCRIBERS_DS
 from .kquantity import canonical
-from ..sim.node_lease import node_lease
+from sre_env.kube.node_lease import node_lease
 from .koperator import OPERATOR_DESCRIBERS
 
 Obj = dict[str, Any]

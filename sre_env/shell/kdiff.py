@@ -16,7 +16,7 @@ import zlib
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.patching import strategic_merge
+from sre_env.kube.patching import strategic_merge
 from .kctx import K
 from .kmutate import _kind_of, _prep, _read_manifests
 from .printers import to_yaml
@@ -58,7 +58,7 @@ def _text(obj: Obj | None) -> list[str]:
 
 def _stamp(now: float) -> str:
     """The sim clock as GNU diff prints a file's mtime."""
-    from ..sim.clock import iso
+    from sre_env.kube.timefmt import iso
 
     day, clock = iso(now).rstrip("Z").split("T")
     return f"{day} {clock}.000000000 +0000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.kinds import KindInfo
+from sre_env.kube.kinds import KindInfo
 from . import jsonpath as jp
 from .kctx import K, resource_args
 from .printers import COLUMNS, qualified, table, to_json, to_yaml
@@ -99,7 +99,7 @@ def render_output(k: K, fmt: str, objs: list[Obj], single: bool) -> str | None:
 
 
 def _info(o: Obj) -> KindInfo:
-    from ..sim.kinds import kind_info
+    from sre_env.kube.kinds import kind_info
 
     return kind_info(o.get("kind", ""))
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.kinds import KINDS, resolve_kind
+from sre_env.kube.kinds import KINDS, resolve_kind
 from .kctx import K, resolve_type
 from .spec import KubectlError, UsageError
 from .tabwriter import tabwrite
@@ -219,7 +219,7 @@ def _metrics_api(k: K) -> bool:
     world = getattr(k.backend, "world", None)
     if world is None:
         return True
-    from ..sim.namespaces import metrics_api_available
+    from sre_env.sim.control.namespaces import metrics_api_available
 
     if metrics_api_available(world):
         return True
@@ -472,7 +472,7 @@ def cmd_auth_can_i(k: K) -> None:
     if not user:
         k.line("yes")  # the agent's kubeconfig is cluster-admin
         return
-    from ..sim.rbac import authorize
+    from sre_env.sim.control.rbac import authorize
 
     verb, target = k.p.args[0], k.p.args[1]
     resource, _, name = target.partition("/")

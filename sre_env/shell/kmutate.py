@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 
 from ..errors import ApiError
-from ..sim.clock import iso
-from ..sim.kinds import KindInfo, resolve_kind
-from ..sim.patching import PatchError, json_merge, json_patch, strategic_merge
+from sre_env.kube.timefmt import iso
+from sre_env.kube.kinds import KindInfo, resolve_kind
+from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from .kctx import K, kind_label, resource_args
 from .spec import KubectlError, UsageError
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ApiError
-from ..sim.kinds import KindInfo
+from sre_env.kube.kinds import KindInfo
 from . import jsonpath as jp
 from .kctx import K, kind_label, resource_args
 from .kmisc import parse_duration

@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 import yaml
 
-from ..sim.clock import EPOCH, human_age, parse_iso
-from ..sim.kinds import KindInfo
+from sre_env.kube.timefmt import EPOCH, human_age, parse_iso
+from sre_env.kube.kinds import KindInfo
 from .knet import NET_COLUMNS
 from .ksched import SCHED_COLUMNS
 from .koperator import OPERATOR_COLUMNS

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..sim.clock import parse_iso
+from sre_env.kube.timefmt import parse_iso
 
 Obj = dict[str, Any]
 RowFn = Callable[[Obj, float, bool], list[str]]
@@ -29,7 +29,7 @@ def _images(spec: Obj) -> list[str]:
 
 
 def _dur(seconds: float) -> str:
-    from ..sim.clock import iso
+    from sre_env.kube.timefmt import iso
     from .printers import age as _a  # HumanDuration, like kubectl's DURATION column
 
     return _a(iso(0), max(seconds, 0.0))

@@ -13,20 +13,20 @@ from typing import Any
 
 from ..backend import ExecResult
 from ..errors import ApiError
-from .kinds import CUSTOM_KINDS, kind_info
-from .network import resolve_route
-from .netmodel import client_for, resolve_from
-from .mongo_auth import touch, user_store
-from .podenv import resolve_env
-from .quantity import cpu_millicores
-from . import redis_model
-from .mounts import mounted_files
-from .oslimits import container_os_state
+from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
+from sre_env.sim.network.routing import resolve_route
+from sre_env.sim.network.netmodel import client_for, resolve_from
+from sre_env.sim.runtime.mongo_auth import touch, user_store
+from sre_env.sim.runtime.podenv import resolve_env
+from sre_env.kube.quantity import cpu_millicores
+from sre_env.sim.runtime import redis_model
+from sre_env.sim.runtime.mounts import mounted_files
+from sre_env.sim.node.oslimits import container_os_state
 from ..telemetry.exporters import pod_cpu_millicores
-from .views import ContainerView, HostView
-from .field_labels import check_field_selector
-from .nodes import kubelet_x509_error
-from .world import World
+from sre_env.sim.commands.views import ContainerView, HostView
+from sre_env.kube.field_labels import check_field_selector
+from sre_env.sim.node.host import kubelet_x509_error
+from sre_env.sim.kernel.world import World
 
 __all__ = ["SimBackend", "SimApi", "SimNodes"]
 
@@ -83,7 +83,7 @@ class SimApi:
             return obj
         if kind == "Namespace":
             # Terminating until the namespace controller has removed its content and finalizer
-            from .namespaces import begin_namespace_deletion
+            from sre_env.sim.control.namespaces import begin_namespace_deletion
 
             return begin_namespace_deletion(world, obj)
         if kind == "PersistentVolumeClaim":
@@ -146,7 +146,7 @@ class SimApi:
             lines = [(t, l) for t, l in lines if t >= now - since_seconds]
         if tail is not None and tail >= 0:
             lines = lines[-tail:] if tail else []
-        from .clock import iso
+        from sre_env.kube.timefmt import iso
 
         if timestamps:
             return "".join(f"{iso(t)[:-1]}.{int((t % 1) * 1e9):09d}Z {l}\n" for t, l in lines)
@@ -171,7 +171,7 @@ class SimApi:
         uid = pod["metadata"]["uid"]
 
         def resolve(hostname: str) -> str | None:
-            # the pod's own resolv.conf, CoreDNS config and network path decide (sre_env.sim.netmodel)
+            # the pod's own resolv.conf, CoreDNS config and network path decide (sre_env.sim.network.netmodel)
             src = client_for(world, uid)
             if src is not None:
                 return resolve_from(world, src, hostname).ip
@@ -227,7 +227,7 @@ class SimApi:
         model = next((m for a, m in world.app_models.items() if any(x.name == a and x.namespace == ns for x in world.apps)), None)
         if model is not None:
             view.app_tool = model.container_tool(world, pod, spec, env)
-        from .containercmds import run_container_command
+        from sre_env.sim.commands.container import run_container_command
 
         return run_container_command(view, list(argv), stdin)
 
@@ -293,7 +293,7 @@ class SimNodes:
                 host.kubelet_running = True
                 host.journal.append((now, "kubelet", "Started kubelet: The Kubernetes Node Agent."))
                 # the kubelet reads /var/lib/kubelet/config.yaml at start (eviction thresholds, ...)
-                from .eviction import kubelet_started
+                from sre_env.sim.kubelet.eviction import kubelet_started
 
                 kubelet_started(world, host)
                 if not host.kubelet_cert_valid():
@@ -313,7 +313,7 @@ class SimNodes:
             return unit in ("containerd", "containerd.service")
 
         view = HostView(node=host, now=world.clock.now, pods=pods, variant=world.variant_seed, local_volumes=volumes, restart_unit=restart_unit)
-        from .hostcmds import run_host_command
+        from sre_env.sim.commands.host import run_host_command
 
         return run_host_command(view, list(argv))
 

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .clock import iso
+from sre_env.kube.timefmt import iso
 
 if TYPE_CHECKING:
-    from .apps.base import AppSpec
-    from .world import World
+    from sre_env.apps.base import AppSpec
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["NOISE_LEVELS", "NoiseEvent", "schedule_noise"]
 
@@ -111,7 +111,7 @@ class NoiseEvent:
         """A report job owned by another team fails (a bare pod that exits 1, as a Job's pod would)."""
         ns = "batch"
         if world.store.find("Namespace", ns) is None:
-            from .cluster import namespace_object
+            from sre_env.sim.control.cluster import namespace_object
 
             world.create(namespace_object(ns))
             world.noise_objects.add(f"Namespace//{ns}")

@@ -31,7 +31,7 @@ from .promql_engine import LOOKBACK_S, Context, Evaluator
 from .promql_values import Vector
 
 if TYPE_CHECKING:
-    from ..sim.world import World
+    from sre_env.sim.kernel.world import World
     from .tsdb import TSDB
 
 __all__ = ["Rule", "RULES", "Alert", "AlertState", "render_template"]

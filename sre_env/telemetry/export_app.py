@@ -26,9 +26,9 @@ import numpy as np
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:
-    from ..sim.apps.base import AppSpec, Component
-    from ..sim.traffic import TickResult
-    from ..sim.world import World
+    from sre_env.apps.base import AppSpec, Component
+    from sre_env.sim.traffic.flow import TickResult
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["AppExporter", "BUCKETS", "lognormal_cdf", "method_shares", "GRPC_CODES"]
 

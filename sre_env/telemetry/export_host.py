@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..sim._cmd_common import load_average
-from ..sim.hostfaults import conntrack_count
-from ..sim.quantity import CPU_MS_PER_REQUEST_MS
-from ..sim._cmd_disk import DiskStats, _fs_numbers, _iowait, _parts
-from ..sim.clock import EPOCH
-from ..sim.nodes import BOOT_OFFSET_S
-from ..sim.quantity import cpu_millicores, memory_bytes
+from sre_env.sim.commands.common import load_average
+from sre_env.sim.node.faults import conntrack_count
+from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
+from sre_env.sim.commands.disk import DiskStats, _fs_numbers, _iowait, _parts
+from sre_env.kube.timefmt import EPOCH
+from sre_env.sim.node.host import BOOT_OFFSET_S
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:
-    from ..sim.apps.base import Component
-    from ..sim.world import World
+    from sre_env.apps.base import Component
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["HostExporters", "pod_cpu_millicores", "node_base_millicores", "SYSTEM_MEMORY_BYTES"]
 

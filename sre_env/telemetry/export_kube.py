@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from ..sim.clock import EPOCH, parse_iso
-from ..sim.quantity import cpu_millicores, memory_bytes
+from sre_env.kube.timefmt import EPOCH, parse_iso
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:
-    from ..sim.world import World
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["KubeStateMetrics"]
 
@@ -270,8 +270,8 @@ class KubeStateMetrics:
         if store.revision == self._rev:
             return self._block
         dirty = False
-        # kube-state-metrics exports only what its service account may list (sre_env.sim.kube_state_metrics)
-        from ..sim.kube_state_metrics import denied_kinds
+        # kube-state-metrics exports only what its service account may list (sre_env.sim.control.kube_state_metrics)
+        from sre_env.sim.control.kube_state_metrics import denied_kinds
 
         denied = denied_kinds(world)
         for kind, fn in KINDS:

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sim.controllers import pod_is_ready
+from sre_env.sim.control.controllers import pod_is_ready
 from .export_app import AppExporter
 from .export_host import MiB, HostExporters, pod_cpu_millicores
 from .export_kube import KubeStateMetrics
 from .tsdb import TSDB
 
 if TYPE_CHECKING:
-    from ..sim.apps.base import AppSpec
-    from ..sim.metrics import SeriesRing
-    from ..sim.world import World
+    from sre_env.apps.base import AppSpec
+    from sre_env.telemetry.metrics_store import SeriesRing
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["Scraper", "observation_series", "window_and_mask", "pod_cpu_millicores", "pod_memory_bytes", "SERVICE_SERIES", "CLIENT_SERIES"]
 

@@ -33,13 +33,13 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..sim import logs as logfmt
-from ..sim.clock import parse_iso
+from sre_env.sim.logs import render as logfmt
+from sre_env.kube.timefmt import parse_iso
 
 if TYPE_CHECKING:
-    from ..sim.apps.base import AppSpec, Component, RequestType
-    from ..sim.kubelet import ContainerRuntime
-    from ..sim.world import World
+    from sre_env.apps.base import AppSpec, Component, RequestType
+    from sre_env.sim.kubelet.sync import ContainerRuntime
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["LogEntry", "ServiceSampler", "container_lines", "container_entries", "request_entries", "MAX_PER_INTERVAL", "INTERVAL_S"]
 
@@ -102,7 +102,7 @@ class ServiceSampler:
 
     ``service_sample`` scans the ring backwards from the newest row, which is
     fine for one lookup but quadratic over an hour of 15 s intervals. When the
-    world's metrics are the :class:`~sre_env.sim.metrics.SeriesRing` layout the
+    world's metrics are the :class:`~sre_env.telemetry.metrics_store.SeriesRing` layout the
     scrape row at or before ``t`` is found by bisection instead; any other
     storage falls back to ``service_sample``. Both give the same numbers.
     """

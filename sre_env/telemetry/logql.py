@@ -38,11 +38,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from ..sim.clock import EPOCH, iso
+from sre_env.kube.timefmt import EPOCH, iso
 from .lazylogs import LogEntry, ServiceSampler, container_entries
 
 if TYPE_CHECKING:
-    from ..sim.world import World
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["LogQLError", "parse", "run_query", "parse_duration", "StreamLabels", "stream_labels"]
 

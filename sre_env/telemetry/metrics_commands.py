@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import promql_parser
 
-from ..sim.clock import EPOCH
+from sre_env.kube.timefmt import EPOCH
 from .promql import query, query_range
 
 if TYPE_CHECKING:

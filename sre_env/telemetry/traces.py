@@ -5,7 +5,7 @@ Nothing is stored per request. A trace is a pure function of ``(world state,
 requests in, a few representative traces per request type exist (ids derived
 with blake2b from the variant seed, bucket and index; randomness from a
 ``crc32``-seeded PRNG). Walking a request type's call tree
-(:class:`~sre_env.sim.apps.base.Call`) gives the spans:
+(:class:`~sre_env.apps.base.Call`) gives the spans:
 
 * every traced service (the Go services: frontend and the gRPC servers) has a
   server span; each call from it is a client span in the caller's process;
@@ -38,12 +38,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..sim.clock import EPOCH, iso
+from sre_env.kube.timefmt import EPOCH, iso
 from .lazylogs import INTERVAL_S, ServiceSampler, grpc_method, interval_time
 
 if TYPE_CHECKING:
-    from ..sim.apps.base import AppSpec, Call, Component, RequestType
-    from ..sim.world import World
+    from sre_env.apps.base import AppSpec, Call, Component, RequestType
+    from sre_env.sim.kernel.world import World
 
 __all__ = [
     "Span",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sre_env
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 
 def _success(env) -> float:

@@ -8,7 +8,7 @@ import pytest
 
 import sre_env
 from sre_env.envs.base import RootCause, Scenario
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 
 class NoFault(Scenario):

@@ -103,7 +103,7 @@ def test_removing_the_cron_line_stops_the_writer_and_rm_glob_frees() -> None:
 def test_cron_schedule_is_honoured() -> None:
     from datetime import datetime, timezone
 
-    from sre_env.sim.diskfill import schedule_matches
+    from sre_env.sim.node.diskfill import schedule_matches
 
     t = datetime(2026, 3, 2, 9, 15, tzinfo=timezone.utc)  # a Monday
     assert schedule_matches("*/15 * * * *", t)

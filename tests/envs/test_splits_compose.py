@@ -14,7 +14,7 @@ from sre_env.envs.missing_env_var import MissingEnvVar
 from sre_env.envs.registry import SCENARIOS
 from sre_env.envs.target_port import TargetPortMisconfig
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import reference_world
+from sre_env.sim.episodes import reference_world
 
 
 def _keys(cls, split: str, n: int = 24) -> set[str]:

@@ -14,9 +14,9 @@ pytest.importorskip("prometheus_api_client", reason="the [k8s] extra (prometheus
 pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 
 from sre_env.serve.server import IncidentServer, write_kubeconfig
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.sim.episodes import healthy_world
 
 NS = HOTEL_RESERVATION.namespace
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")

@@ -21,7 +21,7 @@ import sre_env
 from sre_env.serve.kube_api import handle
 from sre_env.serve.kube_apply import apply_fields, ssa_merge
 from sre_env.serve.kube_fields import check_object, go_format
-from sre_env.sim.patching import strategic_merge
+from sre_env.kube.patching import strategic_merge
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")

@@ -31,7 +31,7 @@ from sre_env.serve.timeshift import (
     shift_rfc3339,
 )
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.clock import human_age, parse_iso
+from sre_env.kube.timefmt import human_age, parse_iso
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")

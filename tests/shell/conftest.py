@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.clock import iso
+from sre_env.kube.timefmt import iso
 
 from .fake_backend import FakeBackend
 

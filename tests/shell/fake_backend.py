@@ -6,8 +6,9 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.errors import ApiError
-from sre_env.sim.clock import SimClock, iso
-from sre_env.sim.store import ObjectStore
+from sre_env.sim.kernel.clock import SimClock
+from sre_env.kube.timefmt import iso
+from sre_env.sim.kernel.store import ObjectStore
 
 Obj = dict[str, Any]
 

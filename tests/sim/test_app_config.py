@@ -13,10 +13,10 @@ import base64
 import pytest
 
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.world import World
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.kernel.world import World
 
 NS = APP.namespace
 ROOT = "r00t-Kq4vHx7w"  # mongodb-rate's root password, from its credentials Secret

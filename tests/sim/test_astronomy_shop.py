@@ -12,14 +12,14 @@ import json
 import pytest
 
 from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, RotateServerPassword, SetFeatureFlag
-from sre_env.sim import logs
-from sre_env.sim.apps.astronomy_shop import ASTRONOMY_SHOP as APP
-from sre_env.sim.apps.astronomy_shop import FLAGS, VALKEY_PASSWORD, flagd_json
+from sre_env.sim.logs import render as logs
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP as APP
+from sre_env.apps.astronomy_shop import FLAGS, VALKEY_PASSWORD, flagd_json
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.flagd import parse_flags
-from sre_env.sim.kafka import ConsumerGroup, KafkaBroker, kafka_cli
-from sre_env.sim.postgres import PostgresServer, psql
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.runtime.flagd import parse_flags
+from sre_env.sim.runtime.kafka import ConsumerGroup, KafkaBroker, kafka_cli
+from sre_env.sim.runtime.postgres import PostgresServer, psql
 
 NS = APP.namespace
 KCG = "/opt/kafka/bin/kafka-consumer-groups.sh"
@@ -318,8 +318,8 @@ def test_old_chart_port_in_an_addr_times_out_the_edge(backend):
 
 
 def test_re2_program_size_and_the_error_level():
-    from sre_env.sim.apps.astronomy_shop import ENVOY_CONFIG
-    from sre_env.sim.envoy import parse_envoy, re2_program_size, request_cost_ms
+    from sre_env.apps.astronomy_shop import ENVOY_CONFIG
+    from sre_env.sim.runtime.envoy import parse_envoy, re2_program_size, request_cost_ms
 
     assert re2_program_size("^/api/") < 20
     assert re2_program_size(r"^(?:(?:[a-z ]{1,64}){1,32}\s?){1,12}bot") > 20_000
@@ -337,7 +337,7 @@ def test_re2_program_size_and_the_error_level():
 def test_expensive_edge_regex_saturates_the_proxy(backend):
     from envs.edge_proxy import _RULES, with_rule
     from sre_env.faults.astronomy import EnvoyConfigChange
-    from sre_env.sim.apps.astronomy_shop import ENVOY_CONFIG
+    from sre_env.apps.astronomy_shop import ENVOY_CONFIG
 
     ticket, header, pattern = _RULES[1]
     EnvoyConfigChange(NS, with_rule(ticket, header, pattern), ENVOY_CONFIG).inject(backend)

@@ -8,10 +8,10 @@ import shlex
 
 import pytest
 
-from sre_env.sim.apps.hotel_reservation import COMPONENTS, GEO
-from sre_env.sim.containercmds import run_container_command
-from sre_env.sim.nodes import Disk, HostNode, default_sysctls
-from sre_env.sim.views import ContainerView
+from sre_env.apps.hotel_reservation import COMPONENTS, GEO
+from sre_env.sim.commands.container import run_container_command
+from sre_env.sim.node.host import Disk, HostNode, default_sysctls
+from sre_env.sim.commands.views import ContainerView
 
 MONGO_GEO = next(c for c in COMPONENTS if c.name == "mongodb-geo")
 MEMC_RATE = next(c for c in COMPONENTS if c.name == "memcached-rate")

@@ -13,11 +13,11 @@ import copy
 import pytest
 
 from sre_env.errors import ApiError
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.controllers import pod_is_ready
-from sre_env.sim.world import TICK_S, World
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.control.controllers import pod_is_ready
+from sre_env.sim.kernel.world import TICK_S, World
 
 NS = APP.namespace
 REVISION = "deployment.kubernetes.io/revision"

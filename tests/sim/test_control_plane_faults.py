@@ -9,14 +9,14 @@ import pytest
 
 from sre_env.errors import ApiError
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim import gatekeeper as gk
-from sre_env.sim.admission import pod_security_violations
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.control import gatekeeper as gk
+from sre_env.sim.control.admission import pod_security_violations
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.clock import iso
-from sre_env.sim.jobs import CronError, next_schedule, parse_cron
-from sre_env.sim.tls import b64, parse_certificate, pem_certificate
+from sre_env.sim.episodes import healthy_world
+from sre_env.kube.timefmt import iso
+from sre_env.sim.control.jobs import CronError, next_schedule, parse_cron
+from sre_env.kube.tls import b64, parse_certificate, pem_certificate
 
 NS = HOTEL_RESERVATION.namespace
 
@@ -283,7 +283,7 @@ def test_rbac_denial_silences_kube_state_metrics(backend: SimBackend) -> None:
     assert 'deployments.apps is forbidden: User \\"system:serviceaccount:kube-system:kube-state-metrics\\" cannot list resource \\"deployments\\" in API group \\"apps\\" at the cluster scope' in logs or "cannot list resource" in logs
     assert 'Failed to watch *v1' in logs
     # the kube_* series of denied kinds are no longer exported
-    from sre_env.sim.kube_state_metrics import denied_kinds
+    from sre_env.sim.control.kube_state_metrics import denied_kinds
 
     assert denied_kinds(backend.world) == frozenset({"Node", "Pod", "Deployment", "StatefulSet", "PersistentVolumeClaim", "PersistentVolume"})
     out = sh(backend, "kubectl get clusterrolebinding kube-state-metrics -o wide")
@@ -311,7 +311,7 @@ def test_namespace_deletion_waits_for_discovery(backend: SimBackend) -> None:
     # finalizers cannot be patched away through an update
     sh(backend, "kubectl patch namespace preview --type=merge -p '{\"spec\":{\"finalizers\":[]}}'")
     assert backend.api.get("Namespace", "preview")["spec"]["finalizers"] == ["kubernetes"]
-    from sre_env.sim.namespaces import metrics_server_objects
+    from sre_env.sim.control.namespaces import metrics_server_objects
 
     backend.api.create(metrics_server_objects()[0])
     backend.advance(40)

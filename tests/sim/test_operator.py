@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.apps.tidb import TIDB
+from sre_env.apps.tidb import TIDB
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.sim.episodes import healthy_world
 
 NS = "tidb-cluster"
 
@@ -90,7 +90,7 @@ def test_bad_affinity_in_the_custom_resource_leaves_the_pod_pending(backend: Sim
 
 
 def test_the_operator_costs_nothing_elsewhere() -> None:
-    from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+    from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
     world = healthy_world(HOTEL_RESERVATION)
     assert "tidb-cluster" not in world.app_models

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import sre_env
-from sre_env.sim.oslimits import DEFAULT_NOFILE, exec_target, nofile_limit
+from sre_env.sim.node.oslimits import DEFAULT_NOFILE, exec_target, nofile_limit
 
 NS = "astronomy-shop"
 SHIP = "deployment/shipping"
@@ -151,7 +151,7 @@ def _shm_patch(size: str, memory: str | None) -> str:
 
 
 def test_parallel_hash_join_shared_memory_follows_the_settings() -> None:
-    from sre_env.sim.pg_reports import DEFAULTS, dsm_bytes, pg_settings
+    from sre_env.sim.runtime.pg_reports import DEFAULTS, dsm_bytes, pg_settings
 
     mib = 2**20
     assert dsm_bytes(dict(DEFAULTS)) == 4 * mib * 2 * 3 + mib, "work_mem x hash_mem_multiplier x (2 workers + leader)"

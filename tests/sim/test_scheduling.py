@@ -15,10 +15,10 @@ import pytest
 
 from sre_env.errors import ApiError
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.world import World
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.kernel.world import World
 
 NS = APP.namespace
 TAINT = "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"

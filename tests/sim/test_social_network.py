@@ -9,17 +9,12 @@ import pytest
 
 import sre_env  # noqa: F401 - registers the environments
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim import logs
-from sre_env.sim.apps.social_network import SOCIAL_NETWORK as APP
+from sre_env.sim.logs import render as logs
+from sre_env.apps.social_network import SOCIAL_NETWORK as APP
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.edge_filter import is_catastrophic, regex_rules, request_cost_ms
-from sre_env.sim.redis_model import (
-    OOM_ERROR,
-    format_memory,
-    parse_memory,
-    state_for_pod,
-)
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.runtime.edge_filter import is_catastrophic, regex_rules, request_cost_ms
+from sre_env.sim.runtime.redis_model import OOM_ERROR, format_memory, parse_memory, state_for_pod
 
 NS = APP.namespace
 RPS = APP.rps

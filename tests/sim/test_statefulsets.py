@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.sim.episodes import healthy_world
 
 
 def _sts(replicas: int = 3, image: str = "nginx:1.25") -> dict:

@@ -13,8 +13,8 @@ import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.episodes import healthy_world
 from sre_env.telemetry.alerting import RULES, AlertState, Rule, render_template
 from sre_env.telemetry.metrics_commands import metrics_commands
 from sre_env.telemetry.promql import query, query_range

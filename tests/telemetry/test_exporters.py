@@ -7,10 +7,10 @@ import pickle
 import numpy as np
 import pytest
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.process import StartOutcome
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.runtime.process import StartOutcome
 from sre_env.telemetry.exporters import observation_series, pod_cpu_millicores, window_and_mask
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.tsdb import parse_key

@@ -14,10 +14,10 @@ import re
 import pytest
 
 from sre_env.shell import ShellContext, run_command
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.baseline_cache import healthy_world
-from sre_env.sim.world import World
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.kernel.world import World
 from sre_env.telemetry.lazylogs import MAX_PER_INTERVAL, ServiceSampler, container_entries, container_lines
 from sre_env.telemetry.log_trace_commands import log_trace_commands
 from sre_env.telemetry.logql import QueryOptions, parse, run_query
@@ -268,7 +268,7 @@ def test_limit_and_direction(broken):
 def test_since_bounds_the_window(broken):
     now = broken.clock.now
     rows = jsonl(broken, '{app="frontend"}', limit=10000, since_s=60)
-    from sre_env.sim.clock import parse_iso
+    from sre_env.kube.timefmt import parse_iso
 
     assert rows and all(parse_iso(r["timestamp"][:19] + "Z") >= now - 61 for r in rows)
 

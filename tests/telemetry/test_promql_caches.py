@@ -12,8 +12,8 @@ import pickle
 
 import numpy as np
 
-from sre_env.sim.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.baseline_cache import healthy_world
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.episodes import healthy_world
 from sre_env.telemetry.alerting import RULES, AlertState
 from sre_env.telemetry.promql_ast import compile_expr
 from sre_env.telemetry.promql_engine import Context, Evaluator, interned_labels

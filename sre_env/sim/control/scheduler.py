@@ -1,0 +1,215 @@
+"""kube-scheduler in miniature: filter nodes, score by free CPU, bind, explain failures.
+
+The failure message follows the real scheduler's wording
+("0/4 nodes are available: 1 node(s) were unschedulable, ...") because agents
+read it to find the cause.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from sre_env.kube.affinity import AFFINITY_REASON, NODE_AFFINITY_REASON, inter_pod_reason, node_matches
+from sre_env.kube.timefmt import iso
+from sre_env.sim.control.preemption import preempt, select_victims
+from sre_env.sim.control.priority import pod_priority
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
+
+if TYPE_CHECKING:
+    from sre_env.sim.kernel.world import World
+
+__all__ = ["schedule_pending", "pod_requests"]
+
+Obj = dict[str, Any]
+
+
+def pod_requests(pod: Obj) -> tuple[int, int]:
+    cpu = mem = 0
+    for ctr in pod["spec"].get("containers", []):
+        req = (ctr.get("resources") or {}).get("requests") or {}
+        try:
+            cpu += cpu_millicores(req.get("cpu", 0))
+            mem += memory_bytes(req.get("memory", 0))
+        except ValueError:
+            pass
+    return cpu, mem
+
+
+def _tolerates(pod: Obj, taint: Obj) -> bool:
+    for tol in pod["spec"].get("tolerations") or ():
+        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+            continue
+        if tol.get("operator") == "Exists":
+            if not tol.get("key") or tol.get("key") == taint.get("key"):
+                return True
+        elif tol.get("key") == taint.get("key") and tol.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def _taint_text(t: Obj) -> str:
+    return f"{{{t['key']}: {t.get('value', '')}}}"
+
+
+def _pv_node(world: "World", pod: Obj) -> tuple[str | None, str | None]:
+    """(required node from a bound local PV, or an error reason when a claim is unusable)."""
+    ns = pod["metadata"]["namespace"]
+    for vol in pod["spec"].get("volumes") or ():
+        claim = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+        if not claim:
+            continue
+        pvc = world.store.find("PersistentVolumeClaim", claim, ns)
+        if pvc is None:
+            return None, f'persistentvolumeclaim "{claim}" not found'
+        if pvc["metadata"].get("deletionTimestamp"):
+            return None, f'persistentvolumeclaim "{claim}" is being deleted'
+        pv_name = pvc["spec"].get("volumeName")
+        if pv_name:
+            pv = world.store.find("PersistentVolume", pv_name)
+            if pv is None:
+                return None, f'persistentvolume "{pv_name}" not found'
+            terms = ((pv["spec"].get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms") or []
+            for term in terms:
+                for expr in term.get("matchExpressions", []):
+                    if expr.get("key") == "kubernetes.io/hostname" and expr.get("values"):
+                        return expr["values"][0], None
+    return None, None
+
+
+def schedule_pending(world: "World") -> None:
+    store = world.store
+    pending = [p for p in store.iter("Pod") if not p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
+    if not pending:
+        return
+    # the scheduling queue: higher priority first, then first come first served
+    pending.sort(key=lambda p: (-pod_priority(p), p["metadata"].get("creationTimestamp", ""), p["metadata"]["namespace"], p["metadata"]["name"]))
+    nodes = store.list("Node")
+    by_name = {n["metadata"]["name"]: n for n in nodes}
+    used: dict[str, list[int]] = {n["metadata"]["name"]: [0, 0, 0] for n in nodes}
+    #: bound pods per node (for preemption) and those that take part in inter-pod affinity
+    on_node: dict[str, list[Obj]] = {name: [] for name in used}
+    placed: list[Obj] = []
+    for p in store.iter("Pod"):
+        node = p["spec"].get("nodeName")
+        if node in used and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+            c, m = pod_requests(p)
+            used[node][0] += c
+            used[node][1] += m
+            used[node][2] += 1
+            on_node[node].append(p)
+            if not p["metadata"].get("deletionTimestamp"):
+                placed.append(p)
+    anti_holders = any(_has_affinity(p) for p in placed)
+    for pod in pending:
+        reasons: Counter[str] = Counter()
+        required_node, claim_error = _pv_node(world, pod)
+        if claim_error:
+            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {claim_error}. preemption: 0/{len(nodes)} nodes are available: {len(nodes)} Preemption is not helpful for scheduling.")
+            continue
+        cpu, mem = pod_requests(pod)
+        fits: list[tuple[float, str]] = []
+        #: nodes that failed only for lack of resources (preemption could help there): node -> free
+        resource_only: dict[str, tuple[int, int, int]] = {}
+        inter_pod = anti_holders or _has_affinity(pod)
+        #: nodes failing inter-pod anti-affinity: preemption is tried there (and finds no victims here)
+        anti_only = 0
+        for n in nodes:
+            name = n["metadata"]["name"]
+            alloc = n["status"]["allocatable"]
+            if n["spec"].get("unschedulable"):
+                reasons["node(s) were unschedulable"] += 1
+                continue
+            bad_taint = next((t for t in n["spec"].get("taints") or () if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(pod, t)), None)
+            if bad_taint is not None:
+                reasons[f"node(s) had untolerated taint {_taint_text(bad_taint)}"] += 1
+                continue
+            if not world.node_ready(name):
+                reasons["node(s) had untolerated taint {node.kubernetes.io/unreachable: }"] += 1
+                continue
+            if not node_matches(pod, n):
+                reasons[NODE_AFFINITY_REASON] += 1
+                continue
+            # NodeResourcesFit runs before VolumeBinding and reports every short resource
+            free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
+            free_mem = memory_bytes(alloc["memory"]) - used[name][1]
+            slots = int(alloc.get("pods", 110)) - used[name][2]
+            short = [r for r, bad in (("Too many pods", slots <= 0), ("Insufficient cpu", cpu > free_cpu), ("Insufficient memory", mem > free_mem)) if bad]
+            if short:
+                for r in short:
+                    reasons[r] += 1
+                if required_node is None or required_node == name:
+                    resource_only[name] = (free_cpu, free_mem, slots)
+                continue
+            if required_node is not None and required_node != name:
+                reasons["node(s) had volume node affinity conflict"] += 1
+                continue
+            if inter_pod:
+                why = inter_pod_reason(pod, n, by_name, placed)
+                if why is not None:
+                    reasons[why] += 1
+                    anti_only += why != AFFINITY_REASON
+                    continue
+            fits.append((-(free_cpu - cpu) / max(cpu_millicores(alloc["cpu"]), 1), name))
+        if not fits:
+            # FitError sorts the "<count> <reason>" strings themselves, as does the preemption summary
+            parts = ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
+            candidates: dict[str, list[Obj]] = {}
+            for name, free in resource_only.items():
+                victims = select_victims(pod, on_node[name], free, pod_requests)
+                if victims:
+                    candidates[name] = victims
+            chosen = preempt(world, pod, candidates)
+            if chosen is not None:
+                node, victims = chosen
+                # the victims' room is now the preemptor's (nominated), not anyone else's
+                for v in victims:
+                    c, m = pod_requests(v)
+                    used[node][0] -= c
+                    used[node][1] -= m
+                    used[node][2] -= 1
+                    if v in placed:
+                        placed.remove(v)
+                used[node][0] += cpu
+                used[node][1] += mem
+                used[node][2] += 1
+                _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}.")
+                continue
+            helpful = len(resource_only) + anti_only
+            pre = sorted(
+                f"{n} {why}" for n, why in ((len(nodes) - helpful, "Preemption is not helpful for scheduling"), (helpful, "No preemption victims found for incoming pod")) if n
+            )
+            preempt_msg = f"preemption: 0/{len(nodes)} nodes are available: {', '.join(pre)}."
+            _unschedulable(world, pod, f"0/{len(nodes)} nodes are available: {parts}. {preempt_msg}")
+            continue
+        fits.sort()
+        node = fits[0][1]
+        used[node][0] += cpu
+        used[node][1] += mem
+        used[node][2] += 1
+        on_node[node].append(pod)
+        placed.append(pod)
+        if pod.get("status", {}).get("nominatedNodeName"):
+            del pod["status"]["nominatedNodeName"]
+        world.bind_pod(pod, node)
+        anti_holders = anti_holders or _has_affinity(pod)
+
+
+def _has_affinity(pod: Obj) -> bool:
+    aff = (pod.get("spec") or {}).get("affinity") or {}
+    return any((aff.get(k) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") for k in ("podAffinity", "podAntiAffinity"))
+
+
+def _unschedulable(world: "World", pod: Obj, message: str) -> None:
+    status = pod.setdefault("status", {})
+    conds = status.get("conditions") or []
+    cur = next((c for c in conds if c["type"] == "PodScheduled"), None)
+    if cur and cur.get("message") == message and status.get("phase") == "Pending":
+        return
+    status["phase"] = "Pending"
+    status["qosClass"] = status.get("qosClass", "Burstable")
+    status["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": iso(world.clock.now), "reason": "Unschedulable", "message": message}
+    ]
+    world.store.touch(pod)
+    world.event(pod, "Warning", "FailedScheduling", message, "default-scheduler")

@@ -1,0 +1,3 @@
+"""The kubelet: image pulls, container starts, crash back-off, probes, init
+containers, the runAsNonRoot check and the eviction manager.
+"""
