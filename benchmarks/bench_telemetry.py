@@ -33,6 +33,8 @@ from sre_env.sim.episodes import healthy_world  # noqa: E402
 from sre_env.telemetry.alerting import AlertState  # noqa: E402
 from sre_env.telemetry.promql import query, query_range  # noqa: E402
 from sre_env.telemetry.promql_engine import Evaluator  # noqa: E402
+from sre_env.sim.engine import advance
+from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace
 
@@ -48,7 +50,7 @@ def median_ms(fn: Callable[[], object], repeats: int) -> float:
 
 def bench_scrape(repeats: int) -> dict[str, float]:
     world = healthy_world(HOTEL_RESERVATION)
-    metrics = world.metrics
+    metrics = metrics_of(world)
 
     def scrape() -> None:
         world.clock.now += 15.0
@@ -92,8 +94,8 @@ def telemetry_off() -> Iterator[None]:
 
 def bench_queries(repeats: int) -> dict[str, float]:
     world = healthy_world(HOTEL_RESERVATION)
-    world.advance(3600)  # a full hour of retention
-    db = world.metrics.tsdb
+    advance(world, 3600)  # a full hour of retention
+    db = metrics_of(world).tsdb
     now = world.clock.now
     out: dict[str, float] = {"stored_rows": db.stored_rows, "series": db.width}
     cases = {

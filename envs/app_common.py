@@ -14,6 +14,7 @@ from sre_env.apps.base import AppSpec
 from sre_env.sim.network.routing import resolve_route
 
 from .pods_common import live_pods
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -54,7 +55,7 @@ def misrouted_pods(
     pods = [p for p in backend.api.list("Pod", app.namespace, selector) if not p["metadata"].get("deletionTimestamp")]
     bad = []
     for pod in pods:
-        value = world.pod_env(pod["metadata"]["uid"], container).get(var, unset)
+        value = pod_env(world, pod["metadata"]["uid"], container).get(var, unset)
         route = resolve_route(world, app.namespace, value, port) if value else None
         if route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dependency or (exact_port and not route.target.endswith(f":{port}")):
             bad.append(f"{pod['metadata']['name']}: {var}={value!r}")

@@ -26,6 +26,7 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
 from .base import RootCause
 from .service_fault import ServiceFault
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -252,7 +253,7 @@ class EnvVarShadowing(ServiceFault):
         ctr = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == v["container"])
         shadow = [e for e in ctr.get("env") or () if e.get("name") == v["var"] and e.get("value") != v["value"]]
         world = backend.world
-        seen = [world.pod_env(p["metadata"]["uid"], v["container"]).get(v["var"]) for p in live_pods(backend, self.namespace, v["service"])]
+        seen = [pod_env(world, p["metadata"]["uid"], v["container"]).get(v["var"]) for p in live_pods(backend, self.namespace, v["service"])]
         stale = [s for s in seen if s != v["value"]]
         return [
             Check("no_shadowing_entry", not shadow, f"env entry {v['var']}={shadow[0].get('value')!r} still overrides the ConfigMap" if shadow else "the ConfigMap's value is the one the container gets"),

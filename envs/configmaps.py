@@ -32,6 +32,7 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from .app_common import DB_CLIENTS, live_pods, pods_serving
 from .base import RootCause
 from .service_fault import ServiceFault
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -63,7 +64,7 @@ class _ConfigMapScenario(ServiceFault):
         pods = live_pods(backend, self.namespace, v["service"])
         bad = []
         for pod in pods:
-            env = world.pod_env(pod["metadata"]["uid"], ctr)
+            env = pod_env(world, pod["metadata"]["uid"], ctr)
             diff = [f"{k}={env.get(k)!r}" for k, val in want.items() if env.get(k) != val]
             if diff:
                 bad.append(f"{pod['metadata']['name']}: {', '.join(diff)}")

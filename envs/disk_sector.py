@@ -23,6 +23,7 @@ from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario
 from .briefs import affected_requests, user_report
 from .node_isolation import node_cause
+from sre_env.sim.node.volumes import pod_volume_paths
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -161,7 +162,7 @@ class DiskSector(Scenario):
         world = backend.world
         bad = []
         for pod in world.store.list("Pod", self.namespace):
-            for node, disk, path in world.pod_volume_paths(pod):
+            for node, disk, path in pod_volume_paths(world, pod):
                 if disk.read_error_fraction(path) > 0:
                     bad.append(f"{pod['metadata']['name']} on {node}:/dev/{disk.device}")
         return [Check("off_failing_disk", not bad, ("still on the failing disk: " + ", ".join(bad)) if bad else "no workload keeps data on the failing disk")]

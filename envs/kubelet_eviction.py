@@ -19,7 +19,7 @@ from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, _threshold_value, eviction_thresholds, signals
+from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, EvictionState, _threshold_value, eviction_thresholds, signals
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
@@ -134,7 +134,8 @@ class KubeletEvictionMisconfig(Scenario):
     def cause_checks(self, backend: SimBackend) -> list[Check]:
         world = backend.world
         host = world.hosts[self.variant["node"]]
-        effective = (world.__dict__.get("eviction_nodes") or {}).get(host.name, DEFAULT_EVICTION_HARD)
+        managed = world.peek(EvictionState)
+        effective = (managed.nodes if managed is not None else {}).get(host.name, DEFAULT_EVICTION_HARD)
         sig = signals(world, host)
         crossed = []
         for signal, value in sorted(effective.items()):

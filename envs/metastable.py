@@ -29,6 +29,8 @@ from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 from .service_fault import ServiceFault
+from sre_env.sim.runtime.podenv import go_memory_limit_mib, retry_limit
+from sre_env.sim.traffic.capacity import serving_capacity
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -116,8 +118,8 @@ class RetryStorm(Scenario):
         v = self.variant
         world = backend.world
         start = world.clock.now + delay_s
-        world.schedule(start, LoadSpike(self.app.name, v["spike"]))
-        world.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
+        world.clock.schedule(start, LoadSpike(self.app.name, v["spike"]))
+        world.clock.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
         return f"load x{v['spike']} for {SPIKE_S:.0f}s"
 
     def root_cause(self) -> RootCause:
@@ -176,8 +178,8 @@ class RetryStorm(Scenario):
         serving = world.serving_by_component(self.namespace)
         front_pods = serving.get(v["frontend"], ())
         up_pods = serving.get(v["upstream"], ())
-        retries = world.retry_limit(self.app.component(v["frontend"]), front_pods) if front_pods else 0
-        capacity = world.serving_capacity(self.app.component(v["upstream"]), up_pods) if up_pods else 0.0
+        retries = retry_limit(world, self.app.component(v["frontend"]), front_pods) if front_pods else 0
+        capacity = serving_capacity(world, self.app.component(v["upstream"]), up_pods) if up_pods else 0.0
         sustained = (retries + 1) * v["load"]
         ok = capacity > sustained
         return [Check("no_sustaining_retry_loop", ok, f"{v['upstream']} capacity ~{capacity:.0f}/s vs {sustained:.0f}/s of fully retried load (RETRY_MAX={retries})")]
@@ -236,10 +238,10 @@ class CacheFlushStampede(Scenario):
     def inject(self, backend: "SimBackend") -> None:
         v = self.variant
         backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
-        backend.world.schedule(backend.world.clock.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
+        backend.world.clock.schedule(backend.world.clock.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
 
     def replay_trigger(self, backend: "SimBackend") -> str:
-        backend.world.schedule(backend.world.clock.now + 1.0, CacheRestart(self.namespace, self.variant["cache"]))
+        backend.world.clock.schedule(backend.world.clock.now + 1.0, CacheRestart(self.namespace, self.variant["cache"]))
         return f"restarted {self.variant['cache']} (empty cache)"
 
     def root_cause(self) -> RootCause:
@@ -290,7 +292,7 @@ class CacheFlushStampede(Scenario):
         v = self.variant
         world = backend.world
         pods = world.serving_by_component(self.namespace).get(v["database"], ())
-        capacity = world.serving_capacity(self.app.component(v["database"]), pods) if pods else 0.0
+        capacity = serving_capacity(world, self.app.component(v["database"]), pods) if pods else 0.0
         cold_load = v["load"] * 10.0  # the callers' reads behind a cache miss 1 in 10
         return [Check("database_survives_a_cold_cache", capacity > cold_load, f"{v['database']} capacity ~{capacity:.0f}/s vs ~{cold_load:.0f}/s with a cold cache")]
 
@@ -372,8 +374,8 @@ class GcDegradation(ServiceFault):
     def _spike(self, backend: "SimBackend", delay_s: float) -> str:
         world = backend.world
         start = world.clock.now + delay_s
-        world.schedule(start, LoadSpike(self.app.name, self.variant["spike"]))
-        world.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
+        world.clock.schedule(start, LoadSpike(self.app.name, self.variant["spike"]))
+        world.clock.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
         return f"load x{self.variant['spike']} for {SPIKE_S:.0f}s"
 
     def root_cause(self) -> RootCause:
@@ -410,6 +412,6 @@ class GcDegradation(ServiceFault):
         world = backend.world
         comp = self.app.component(v["service"])
         pods = world.serving_by_component(self.namespace).get(v["service"], ())
-        limit = world.go_memory_limit_mib(comp, pods) if pods else 0.0
+        limit = go_memory_limit_mib(world, comp, pods) if pods else 0.0
         ok = bool(pods) and (limit == 0.0 or limit >= 3.0 * comp.memory_mib)
         return [Check("gc_headroom", ok, f"GOMEMLIMIT {'unset' if not limit else f'{limit:.0f}MiB'} vs steady heap ~{comp.memory_mib:.0f}MiB")]

@@ -34,6 +34,7 @@ from sre_env.sim.runtime.mongo_auth import client_error, user_store
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -106,7 +107,7 @@ class _MongoUserScenario(Scenario):
         problems = []
         pods = live_pods(backend, self.namespace, v["service"])
         for pod in pods:
-            env = world.pod_env(pod["metadata"]["uid"], ctr)
+            env = pod_env(world, pod["metadata"]["uid"], ctr)
             err = client_error(store, env, v["db"], (("find", COLLECTION[v["service"]]), ("insert", COLLECTION[v["service"]])))
             if err:
                 problems.append(f"{pod['metadata']['name']}: {err}")

@@ -23,6 +23,7 @@ from sre_env.sim.node.faults import conntrack_demand, conntrack_limit
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 from .node_isolation import LocalVolume, app_pods_on, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause, off_node_check
+from sre_env.sim.traffic.capacity import serving_capacity
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -490,7 +491,7 @@ class ClocksourceUnstable(_IsolateNode):
     )
 
     def draw_node(self, backend: "SimBackend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
-        from sre_env.sim.node.host import HPET_CPU_EFFICIENCY
+        from sre_env.sim.kernel.hosts import HPET_CPU_EFFICIENCY
 
         world = backend.world
         serving = world.serving_by_component(self.namespace)
@@ -502,7 +503,7 @@ class ClocksourceUnstable(_IsolateNode):
                 comp = self.app.component(w.split("/", 1)[1])
                 if comp.role not in ("service", "frontend"):
                     continue
-                cap = world.serving_capacity(comp, serving.get(comp.name, ()))
+                cap = serving_capacity(world, comp, serving.get(comp.name, ()))
                 if cap * HPET_CPU_EFFICIENCY < world.last_load.get(comp.name, 0.0):
                     hot.append(comp.name)
             if hot:

@@ -34,7 +34,7 @@ from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.node.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range
+from sre_env.sim.runtime.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range
 from sre_env.sim.runtime.pg_reports import DEFAULTS, dsm_bytes, memory_limit, pg_settings, shm_bytes
 
 from .base import RootCause, Scenario

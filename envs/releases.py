@@ -8,7 +8,7 @@
   serves the wrong API on the wrong port.
 * BuggyRelease: a service is rolled out to a newer image version whose code
   returns errors on its endpoint for part of the requests. The bug belongs to
-  the image version (sre_env.sim.runtime.images), so restarts and more replicas keep it;
+  the image version (sre_env.sim.kernel.images), so restarts and more replicas keep it;
   ``kubectl rollout undo`` goes back to the working version.
 """
 
@@ -23,7 +23,7 @@ from sre_env.rewards.cleanup import AllowedChange
 from sre_env.rewards.diagnosis import Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.runtime.images import split_image
+from sre_env.sim.kernel.images import split_image
 
 from .app_common import callers_of, live_pods, pods_serving
 from .base import RootCause, Scenario
@@ -197,7 +197,7 @@ class IncorrectImageWrongCommand(ServiceFault):
         ]
 
 
-#: service -> the release of the Go image that ships a bug in it (sre_env.sim.runtime.images)
+#: service -> the release of the Go image that ships a bug in it (sre_env.sim.kernel.images)
 _BUGGY = {"recommendation": "0.9.2", "profile": "0.9.3", "rate": "0.9.4"}
 
 

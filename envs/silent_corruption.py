@@ -24,6 +24,7 @@ from .app_common import callers_fail, callers_of
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 from .node_isolation import LocalVolume, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause
+from sre_env.sim.node.volumes import pod_volume_paths
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -123,7 +124,7 @@ class SilentDataCorruption(Scenario):
         world = backend.world
         bad = []
         for pod in world.store.list("Pod", self.namespace):
-            for node, disk, path in world.pod_volume_paths(pod):
+            for node, disk, path in pod_volume_paths(world, pod):
                 if disk.corruption_fraction(path) > 0:
                     bad.append(f"{pod['metadata']['name']} on {node}:/dev/{disk.device}")
         return [Check("off_corrupting_device", not bad, ("still on the corrupting device: " + ", ".join(bad)) if bad else "no workload keeps data on the corrupting device")]

@@ -84,11 +84,11 @@ class ReportingDashboards(Fault):
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": args}]}}}}
         backend.api.patch("Deployment", self.deployment, self.namespace, patch, "strategic")
         world = backend.world  # type: ignore[attr-defined]
-        world.schedule(world.clock.now + 20.0, DashboardRefresh(self.namespace, self.app_name))
+        world.clock.schedule(world.clock.now + 20.0, DashboardRefresh(self.namespace, self.app_name))
 
     def recover(self, backend: "Backend") -> None:
         from sre_env.sim.runtime.pg_reports import TAG
 
-        backend.world.cancel_timers(TAG)  # type: ignore[attr-defined]
+        backend.world.clock.cancel(TAG)  # type: ignore[attr-defined]
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": None}]}}}}
         backend.api.patch("Deployment", self.deployment, self.namespace, patch, "strategic")

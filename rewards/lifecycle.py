@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
 from .mitigation import Baseline, MitigationOracle
+from sre_env.sim.engine import reboot_node
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
@@ -99,7 +100,7 @@ def restart_everything(backend: "SimBackend", scenario: "Scenario") -> list[str]
     done = roll_namespace(backend.api, scenario.namespace, f"durability-{int(backend.now)}")
     for node in sorted(_involved_nodes(backend, scenario)):
         if node in backend.world.hosts:
-            backend.world.reboot_node(node)
+            reboot_node(backend.world, node)
             done.append(f"rebooted node {node}")
     return done
 

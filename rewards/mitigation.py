@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
+from sre_env.telemetry.alerting import alerts_of
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
@@ -121,7 +122,7 @@ class MitigationOracle:
         lat_limit = max(baseline.client_latency_ms * self.latency_factor, baseline.client_latency_ms + 50.0)
         checks.append(Check("client_latency", latency <= lat_limit, f"mean latency {latency:.1f} ms (baseline {baseline.client_latency_ms:.1f} ms, limit {lat_limit:.1f} ms)"))
         # info-severity alerts (CPUThrottlingHigh and friends) inform; they do not page
-        firing = [a.line() for a in fork.world.alert_state.firing(fork.world.clock.now) if ("namespace", ns) in a.labels and a.severity != "info"]
+        firing = [a.line() for a in alerts_of(fork.world).firing(fork.world.clock.now) if ("namespace", ns) in a.labels and a.severity != "info"]
         checks.append(Check("alerts_silent", not firing, "; ".join(firing[:3]) if firing else f"no warning or critical alert firing for namespace {ns}"))
         return checks
 

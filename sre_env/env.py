@@ -39,8 +39,10 @@ from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import developed_incident
 from sre_env.kube.timefmt import iso
 from sre_env.sim.noise import NOISE_LEVELS, schedule_noise
-from sre_env.telemetry.exporters import observation_series, window_and_mask
+from sre_env.telemetry.exporters import observation_series
+from sre_env.telemetry.metrics_store import window_and_mask
 from sre_env.telemetry.traces import span_summary
+from sre_env.telemetry.metrics_store import metrics_of
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
 
@@ -353,7 +355,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         # alerts and metrics change only on a scrape, logs only when a line is written
         # or time passes: reuse what was built for the same state (copies go out, so
         # callers may keep or mutate what they get)
-        scrape_key = (id(world), world.metrics.rows)
+        scrape_key = (id(world), metrics_of(world).rows)
         if self._obs_cache.get("scrape") != scrape_key:
             window, mask = window_and_mask(world, self._metric_names, WINDOW)
             np.clip(window, 0.0, METRIC_MAX, out=window)
@@ -362,7 +364,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         logs_key = (id(world), world.clock.now, len(world.notable_logs), world.notable_logs[-1] if world.notable_logs else None)
         if self._obs_cache.get("logs_key") != logs_key:
             self._obs_cache.update(logs_key=logs_key, logs=sanitize(self._recent_logs(), LOGS_MAX))
-        plan = world._plans.get(self.scenario.app.name) if self.scenario is not None else None
+        plan = world.plans.get(self.scenario.app.name) if self.scenario is not None else None
         traces_key = (scrape_key, plan.revision if plan is not None else None)
         if self._obs_cache.get("traces_key") != traces_key:
             summary = span_summary(world, self.scenario.app, world.clock.now, 30.0) if self.scenario is not None else ""

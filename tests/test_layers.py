@@ -19,7 +19,7 @@ PACKAGE_DIRS = {"sre_env": "sre_env", "sre_env.envs": "envs", "sre_env.faults": 
 
 #: lowest first; a module belongs to the layer of its longest matching prefix
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("sre_env.errors", "sre_env.backend")),
+    ("foundation", ("sre_env.errors", "sre_env.backend", "sre_env.loop_thread")),
     ("kubernetes vocabulary", ("sre_env.kube",)),
     ("apps", ("sre_env.apps",)),
     ("grading vocabulary", ("sre_env.rewards.base",)),

@@ -306,7 +306,7 @@ def catalog_for(*app_specs: Any, nodes: int | None = None) -> CommandCatalog:
     the same slot in every scenario of the mix.
     """
     if nodes is None:  # the simulator's cluster: a control plane and its workers
-        from sre_env.sim.control.cluster import DEFAULT_LAYOUT
+        from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT
 
         nodes = 1 + DEFAULT_LAYOUT.workers
     workloads = max(len(app.components) for app in app_specs)

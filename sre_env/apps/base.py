@@ -69,7 +69,7 @@ class Dependency:
     config_key: str | None = None
     #: the client keeps its connections (pool, HTTP keep-alive, one HTTP/2 channel); False: it
     #: opens a new TCP connection per call and closes it, leaving a TIME_WAIT socket each time
-    #: (sre_env.sim.node.oslimits)
+    #: (sre_env.sim.runtime.oslimits)
     pooled: bool = True
 
 

@@ -52,7 +52,7 @@ Our modelling choices (not in the real app):
   ``MONGO_DATABASE``/``MONGO_AUTH_SOURCE`` from the ``<svc>-mongo-config``
   ConfigMap through ``envFrom`` (see sre_env.sim.runtime.mongo_auth).
 * Later tags of the Go image (``0.9.x``) exist in the registry; some ship a
-  bug in one service (sre_env.sim.runtime.images), for release incidents.
+  bug in one service (sre_env.sim.kernel.images), for release incidents.
 """
 
 from __future__ import annotations
@@ -471,7 +471,7 @@ HOTEL_RESERVATION = AppSpec(
         for svc in AUTH_DATABASES
     ),
     extra_images=(
-        # later releases of the Go image (sre_env.sim.runtime.images lists the bugs some of them ship)
+        # later releases of the Go image (sre_env.sim.kernel.images lists the bugs some of them ship)
         "yinfangchen/hotelreservation:0.9.1",
         "yinfangchen/hotelreservation:0.9.2",
         "yinfangchen/hotelreservation:0.9.3",

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from sre_env.serve.loop_thread import LoopThread
+from sre_env.loop_thread import LoopThread
 
 __all__ = ["NamespaceGuard", "decide", "guard_kubeconfig", "start_guard"]
 

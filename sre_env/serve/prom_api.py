@@ -23,6 +23,8 @@ from sre_env.telemetry.promql_ast import PromQLError, Selector, compile_expr
 
 from .kube_api import KubeResponse
 from .timeshift import TIME_VALUED_METRICS, shift_rfc3339, tsdb_epoch, wall_evaluator
+from sre_env.telemetry.alerting import alerts_of
+from sre_env.telemetry.metrics_store import metrics_of
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -76,7 +78,7 @@ def handle_prometheus(backend: "SimBackend", method: str, path: str, query_strin
     ``now_unix``: the default evaluation time (the served clock's now; default: the
     simulated now, which trails the wall clock by up to one simulator tick).
     """
-    with tsdb_epoch(backend.world.metrics.tsdb, offset):
+    with tsdb_epoch(metrics_of(backend.world).tsdb, offset):
         return _handle_prometheus(backend, method, path, query_string, body, offset, now_unix)
 
 
@@ -87,7 +89,7 @@ def _handle_prometheus(backend: "SimBackend", method: str, path: str, query_stri
             params.setdefault(k, []).extend(v)
     arg = lambda key, default="": (params.get(key) or [default])[0]  # noqa: E731
     world = backend.world
-    tsdb = world.metrics.tsdb
+    tsdb = metrics_of(world).tsdb
     epoch = tsdb.epoch
     now_unix = max(world.clock.now + epoch, now or 0.0)
     ev = wall_evaluator(tsdb, offset)
@@ -132,7 +134,7 @@ def _handle_prometheus(backend: "SimBackend", method: str, path: str, query_stri
                 return _err("bad_data", "no match[] parameter provided")
             return _ok([tsdb.labels(col) for col in _columns(tsdb, matches)])
         if path == "/api/v1/alerts":
-            return _ok({"alerts": [_alert(a, offset) for a in world.alert_state.alerts(world.clock.now)]})
+            return _ok({"alerts": [_alert(a, offset) for a in alerts_of(world).alerts(world.clock.now)]})
         if path == "/api/v1/rules":
             return _ok({"groups": [_rule_group(world, offset)]})
     except ValueError as exc:
@@ -164,7 +166,7 @@ def _alert(a: Any, offset: int) -> dict[str, Any]:
 
 def _rule_group(world: Any, offset: int = 0) -> dict[str, Any]:
     alerts_by_rule: dict[str, list[dict[str, Any]]] = {}
-    for a in world.alert_state.alerts(world.clock.now):
+    for a in alerts_of(world).alerts(world.clock.now):
         alerts_by_rule.setdefault(a.name, []).append(_alert(a, offset))
     rules = []
     for r in RULES:
@@ -179,7 +181,7 @@ def exposition(backend: "SimBackend", offset: int = 0) -> str:
 
     ``offset`` moves the values of the series that hold unix times (``kube_pod_created``...).
     """
-    tsdb = backend.world.metrics.tsdb
+    tsdb = metrics_of(backend.world).tsdb
     cols = list(range(tsdb.width))
     if not cols:
         return ""

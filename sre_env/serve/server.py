@@ -32,7 +32,7 @@ from .kube_fields import warning_header
 from .kube_logs import is_follow, serve_follow
 from .kube_watch import is_watch, serve_watch
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
-from .loop_thread import LoopThread
+from sre_env.loop_thread import LoopThread
 from .prom_api import handle_prometheus
 from .timeshift import TimeMap
 

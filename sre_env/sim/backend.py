@@ -21,12 +21,17 @@ from sre_env.sim.runtime.podenv import resolve_env
 from sre_env.kube.quantity import cpu_millicores
 from sre_env.sim.runtime import redis_model
 from sre_env.sim.runtime.mounts import mounted_files
-from sre_env.sim.node.oslimits import container_os_state
-from ..telemetry.exporters import pod_cpu_millicores
+from sre_env.sim.runtime.oslimits import container_os_state
+from sre_env.sim.runtime.cpu import pod_cpu_millicores
 from sre_env.sim.commands.views import ContainerView, HostView
 from sre_env.kube.field_labels import check_field_selector
-from sre_env.sim.node.host import kubelet_x509_error
+from sre_env.sim.kernel.hosts import kubelet_x509_error
 from sre_env.sim.kernel.world import World
+from sre_env.sim.control.apiserver import create
+from sre_env.sim.engine import advance
+from sre_env.sim.kubelet.node_status import update_node_conditions
+from sre_env.sim.node.volumes import pod_volume_paths
+from sre_env.telemetry.alerting import alerts_of
 
 __all__ = ["SimBackend", "SimApi", "SimNodes"]
 
@@ -60,7 +65,7 @@ class SimApi:
             kind_info(obj["kind"])
         except KeyError:
             raise ApiError(404, "NotFound", f'the server could not find the requested resource (post {str(obj["kind"]).lower()}s)') from None
-        return self.world.create(obj)
+        return create(self.world, obj)
 
     def replace(self, obj: Obj) -> Obj:
         return self.world.store.replace(obj)
@@ -198,7 +203,7 @@ class SimApi:
             server = world.pod_by_uid(r.servers[0][0]) if r.ok > 0 and r.servers else None
             return redis_model.state_for_pod(world, server) if server is not None else None
 
-        volumes = world.pod_volume_paths(pod)
+        volumes = pod_volume_paths(world, pod)
         data_disk = volumes[0][1] if volumes else None
         data_error = max((disk.read_error_fraction(path) for _, disk, path in volumes), default=0.0)
         view = ContainerView(
@@ -298,7 +303,7 @@ class SimNodes:
                 kubelet_started(world, host)
                 if not host.kubelet_cert_valid():
                     host.journal.append((now, "kubelet", kubelet_x509_error(host, now)))
-                world._update_node_conditions()
+                update_node_conditions(world)
                 return True
             if unit in ("chrony", "chrony.service", "chronyd"):
                 if not host.chrony_running:
@@ -414,7 +419,7 @@ class SimBackend:
         return self.world.clock.now
 
     def advance(self, seconds: float) -> None:
-        self.world.advance(seconds)
+        advance(self.world, seconds)
 
     def snapshot(self) -> bytes:
         return self.world.snapshot()
@@ -423,7 +428,7 @@ class SimBackend:
         """A what-if copy for grading. Scheduled noise is not part of the what-if: graders
         judge the repair, not a pod that noise would have killed a minute later."""
         world = self.world.fork()
-        world.cancel_timers("noise")
+        world.clock.cancel("noise")
         return SimBackend(world)
 
     @classmethod
@@ -431,7 +436,7 @@ class SimBackend:
         return cls(World.restore(blob))
 
     def firing_alerts(self) -> list[str]:
-        return [a.line() for a in self.world.alert_state.firing(self.world.clock.now)]
+        return [a.line() for a in alerts_of(self.world).firing(self.world.clock.now)]
 
     def deepcopy_objects(self) -> dict[str, list[Any]]:
         return {k: copy.deepcopy(self.world.store.list(k)) for k in self.world.store.kinds()}

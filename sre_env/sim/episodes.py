@@ -21,8 +21,9 @@ import numpy as np
 
 from sre_env.apps.base import AppSpec
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.control.cluster import DEFAULT_LAYOUT, ClusterLayout
+from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout
 from sre_env.sim.kernel.world import World
+from sre_env.sim.engine import advance, build_world
 
 __all__ = ["healthy_world", "developed_incident", "WARMUP_S"]
 
@@ -40,8 +41,8 @@ def _healthy_blob(app: AppSpec, layout: ClusterLayout) -> bytes:
     key = (app.name, layout)
     blob = _CACHE.get(key)
     if blob is None:
-        world = World((app,), layout, seed=0)
-        world.advance(WARMUP_S)
+        world = build_world((app,), layout, seed=0)
+        advance(world, WARMUP_S)
         # The deploy-time events would have expired (event TTL is one hour) on a
         # cluster that has been serving for a while; keep only the objects.
         for ev in world.store.list("Event"):

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.kube.timefmt import iso
+from sre_env.sim.control.apiserver import create
+from sre_env.sim.logs.streams import container_raw_log
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
@@ -88,7 +90,7 @@ class NoiseEvent:
                     peer = f"10.244.{int(rng.integers(0, 4))}.{int(rng.integers(2, 250))}:{int(rng.integers(32768, 60999))}"
                     line = _BENIGN_LINES[int(rng.integers(0, len(_BENIGN_LINES)))].format(peer=peer, self=f"{pod['status'].get('podIP', '10.244.0.2')}:{ctr.name and 8080}", ms=int(rng.integers(100, 999)))
                     level = "WRN" if "slow" in line or "canceled" in line else "ERR"
-                    world.container_raw_log(pod, ctr, t, f"{iso(t)} {level} server.go:{int(rng.integers(60, 300))} > {line}")
+                    container_raw_log(world, pod, ctr, t, f"{iso(t)} {level} server.go:{int(rng.integers(60, 300))} > {line}")
 
     def _fire_load_spike(self, world: "World") -> None:
         world.set_load_factor(self.target, self.factor)
@@ -104,21 +106,22 @@ class NoiseEvent:
         name = self.detail
         if world.store.find("ConfigMap", name, self.namespace) is not None:
             return
-        world.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": self.namespace}, "data": {"NOTE": "kept for reference after the last incident; not mounted anywhere", "MAX_RETRIES": "0", "FEATURE_ENABLED": "false"}})
+        create(world, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": self.namespace}, "data": {"NOTE": "kept for reference after the last incident; not mounted anywhere", "MAX_RETRIES": "0", "FEATURE_ENABLED": "false"}})
         world.noise_objects.add(f"ConfigMap/{self.namespace}/{name}")
 
     def _fire_failed_batch_job(self, world: "World") -> None:
         """A report job owned by another team fails (a bare pod that exits 1, as a Job's pod would)."""
         ns = "batch"
         if world.store.find("Namespace", ns) is None:
-            from sre_env.sim.control.cluster import namespace_object
+            from sre_env.apps.manifests import namespace_object
 
-            world.create(namespace_object(ns))
+            create(world, namespace_object(ns))
             world.noise_objects.add(f"Namespace//{ns}")
         name = f"{self.target}-{int(self.at) // 60}"
         if world.store.find("Pod", name, ns) is not None:
             return
-        world.create(
+        create(
+            world,
             {
                 "apiVersion": "v1",
                 "kind": "Pod",
@@ -175,5 +178,5 @@ def schedule_noise(world: "World", app: "AppSpec", level: str, seed: int, *, sta
         else:
             events.append(NoiseEvent(at, kind, app.namespace, svc))
     for ev in events:
-        world.schedule(ev.at, ev)
+        world.clock.schedule(ev.at, ev)
     return events

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
     from .tsdb import TSDB
 
-__all__ = ["Rule", "RULES", "Alert", "AlertState", "render_template"]
+__all__ = ["Rule", "RULES", "Alert", "AlertState", "alerts_of", "render_template"]
 
 
 #: how often rules are evaluated (Prometheus' global default evaluation_interval)
@@ -391,14 +391,12 @@ class AlertState:
             setattr(self, k, state[k])
         self._saved = state.get("results", {})
 
-    def evaluate(self, world: "World", *, force: bool = False) -> None:
-        """Evaluate every rule at the world's current time if an evaluation is due."""
-        now = world.clock.now
+    def evaluate(self, tsdb: "TSDB", now: float, *, force: bool = False) -> None:
+        """Evaluate every rule over ``tsdb`` at cluster second ``now`` if an evaluation is due."""
         if not force and now < self.next_eval - 1e-9:
             return
         self.next_eval = now + self.interval_s
         self.last_eval = now
-        tsdb = world.metrics.tsdb
         if self._evaluator is None or self._evaluator.tsdb is not tsdb:
             self._evaluator = Evaluator(tsdb)
             self._compiled = {}
@@ -494,3 +492,8 @@ class AlertState:
 
     def firing(self, now: float | None = None) -> list[Alert]:
         return [a for a in self.alerts(now) if a.firing]
+
+
+def alerts_of(world: "World") -> AlertState:
+    """The world's alert rules and their pending/firing state."""
+    return world.slot(AlertState)

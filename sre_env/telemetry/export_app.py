@@ -27,7 +27,7 @@ from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Component
-    from sre_env.sim.traffic.flow import TickResult
+    from sre_env.sim.kernel.flows import TickResult
     from sre_env.sim.kernel.world import World
 
 __all__ = ["AppExporter", "BUCKETS", "lognormal_cdf", "method_shares", "GRPC_CODES"]

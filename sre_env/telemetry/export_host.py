@@ -17,18 +17,16 @@ import numpy as np
 
 from sre_env.sim.commands.common import load_average
 from sre_env.sim.node.faults import conntrack_count
-from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
 from sre_env.sim.commands.disk import DiskStats, _fs_numbers, _iowait, _parts
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.node.host import BOOT_OFFSET_S
+from sre_env.sim.kernel.hosts import BOOT_OFFSET_S
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:
-    from sre_env.apps.base import Component
     from sre_env.sim.kernel.world import World
 
-__all__ = ["HostExporters", "pod_cpu_millicores", "node_base_millicores", "SYSTEM_MEMORY_BYTES"]
+__all__ = ["HostExporters", "node_base_millicores", "SYSTEM_MEMORY_BYTES"]
 
 EPOCH_UNIX = EPOCH.timestamp()
 MiB = 1024 * 1024
@@ -38,16 +36,6 @@ CPU_MODES = ("idle", "iowait", "system", "user")
 #: share of time in each mode on a quiet node, for the counters' value at boot + uptime
 _BOOT_SPLIT = {"idle": 0.9688, "iowait": 0.0012, "system": 0.009, "user": 0.021}
 CFS_PERIODS_PER_S = 10.0  # 100 ms CFS period
-
-
-def pod_cpu_millicores(comp: "Component | None", rps: float, extra_ms: float = 0.0) -> int:
-    """CPU a pod uses serving ``rps`` requests/s (what ``kubectl top pod`` shows), millicores.
-
-    One shared estimate for metrics-server and cAdvisor: a baseline millicore plus
-    the request rate times the component's service time (``extra_ms``: CPU an
-    app model adds per request, e.g. a backtracking regex).
-    """
-    return 1 + int(rps * ((comp.latency_ms if comp else 1.0) + extra_ms) * CPU_MS_PER_REQUEST_MS)
 
 
 def node_base_millicores(index: int) -> int:

@@ -18,7 +18,9 @@ import numpy as np
 
 from sre_env.sim.control.controllers import pod_is_ready
 from .export_app import AppExporter
-from .export_host import MiB, HostExporters, pod_cpu_millicores
+from sre_env.sim.runtime.cpu import pod_cpu_millicores
+
+from .export_host import MiB, HostExporters
 from .export_kube import KubeStateMetrics
 from .tsdb import TSDB
 
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from sre_env.telemetry.metrics_store import SeriesRing
     from sre_env.sim.kernel.world import World
 
-__all__ = ["Scraper", "observation_series", "window_and_mask", "pod_cpu_millicores", "pod_memory_bytes", "SERVICE_SERIES", "CLIENT_SERIES"]
+__all__ = ["Scraper", "observation_series", "pod_cpu_millicores", "pod_memory_bytes", "SERVICE_SERIES", "CLIENT_SERIES"]
 
 #: per-service recorded series, in observation order
 SERVICE_SERIES = ("rps", "error_ratio", "latency_p99_ms", "cpu_cores", "memory_bytes", "ready_replicas", "restarts")
@@ -44,11 +46,6 @@ def observation_series(app: "AppSpec") -> list[str]:
     for comp in sorted(app.components, key=lambda c: c.name):
         names += [f"{m}{{namespace={ns},service={comp.name}}}" for m in SERVICE_SERIES]
     return names
-
-
-def window_and_mask(world: "World", names: list[str], length: int) -> tuple[np.ndarray, np.ndarray]:
-    """The last ``length`` scrapes of ``names`` (float32 [length, n], oldest first, missing -> 0) and the presence mask (int8 [n])."""
-    return world.metrics.recorded.window_and_mask(names, length)
 
 
 def pod_memory_bytes(world: "World", uid: str) -> int:

@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.logs import render as logfmt
 from sre_env.kube.timefmt import parse_iso
+from sre_env.telemetry.metrics_store import metrics_of, service_sample
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Component, RequestType
-    from sre_env.sim.kubelet.sync import ContainerRuntime
+    from sre_env.sim.kernel.pods import ContainerRuntime
     from sre_env.sim.kernel.world import World
 
 __all__ = ["LogEntry", "ServiceSampler", "container_lines", "container_entries", "request_entries", "MAX_PER_INTERVAL", "INTERVAL_S"]
@@ -98,13 +99,12 @@ def container_entries(world: "World", pod: Obj, container: str, start: float, en
 
 
 class ServiceSampler:
-    """``World.service_sample`` memoised per call site, with a fast path over the metric ring.
+    """:func:`~sre_env.telemetry.metrics_store.service_sample` memoised per call site, by bisection.
 
-    ``service_sample`` scans the ring backwards from the newest row, which is
-    fine for one lookup but quadratic over an hour of 15 s intervals. When the
-    world's metrics are the :class:`~sre_env.telemetry.metrics_store.SeriesRing` layout the
-    scrape row at or before ``t`` is found by bisection instead; any other
-    storage falls back to ``service_sample``. Both give the same numbers.
+    ``service_sample`` scans the recorded ring backwards from the newest row, which
+    is fine for one lookup but quadratic over an hour of 15 s intervals; here the
+    scrape row at or before ``t`` is found by bisection over the ring's times
+    (the same row, so the same numbers).
     """
 
     def __init__(self, world: "World") -> None:
@@ -112,28 +112,19 @@ class ServiceSampler:
         self._memo: dict[tuple[str, str, float], tuple[float, float, float] | None] = {}
         self._times: list[float] | None = None
         self._rows: list[int] = []
-        ring = getattr(world, "metrics", None)
-        try:
-            n = min(int(ring.rows), int(ring.capacity))  # type: ignore[union-attr]
-            rows = [(ring.rows - n + i) % ring.capacity for i in range(n)]  # type: ignore[union-attr]
-            times = [float(ring.times[r]) for r in rows]  # type: ignore[union-attr]
-            if all(b >= a for a, b in zip(times, times[1:])) and isinstance(ring.index, dict):  # type: ignore[union-attr]
-                self._times, self._rows, self._ring = times, rows, ring
-        except (AttributeError, TypeError, ValueError):
-            self._times = None
-        # if the storage or its series names ever change, the accessor stays the truth
-        if self._times is not None and world.apps and times:
-            app = world.apps[0]
-            probe = (app.namespace, app.entrypoint, times[-1])
-            if self._fast(*probe) != world.service_sample(*probe):
-                self._times = None
+        ring = metrics_of(world).recorded
+        n = min(ring.rows, ring.capacity)
+        rows = [(ring.rows - n + i) % ring.capacity for i in range(n)]
+        times = [float(ring.times[r]) for r in rows]
+        if all(b >= a for a, b in zip(times, times[1:])):
+            self._times, self._rows, self._ring = times, rows, ring
 
     def sample(self, namespace: str, service: str, t: float) -> tuple[float, float, float] | None:
         """(requests/s, error ratio, p99 ms) at the last scrape at or before ``t``."""
         key = (namespace, service, t)
         if key in self._memo:
             return self._memo[key]
-        out = self.world.service_sample(namespace, service, t) if self._times is None else self._fast(namespace, service, t)
+        out = service_sample(self.world, namespace, service, t) if self._times is None else self._fast(namespace, service, t)
         self._memo[key] = out
         return out
 
@@ -179,7 +170,7 @@ def request_entries(world: "World", pod: Obj, container: str, start: float, end:
     if not windows or end < start:
         return []
     ns = app.namespace
-    plan = world._plans.get(app.name)
+    plan = world.plans.get(app.name)
     replicas = max(1, len(plan.serving.get(comp.name, ()))) if plan is not None else max(1, comp.replicas)
     uid = pod["metadata"]["uid"]
     out: list[LogEntry] = []
@@ -261,7 +252,7 @@ def _render(world: "World", app: "AppSpec", comp: "Component", dialect: str, ver
 
 
 def _frontend_line(world: "World", app: "AppSpec", rng: random.Random, t: float, failed: bool, latency: float, variant: int) -> str:
-    plan = world._plans.get(app.name)
+    plan = world.plans.get(app.name)
     rtypes = list(app.requests)
     if failed and plan is not None:
         broken = [(r, e) for r in rtypes for e in [_failing_edge(plan, r)] if e is not None]

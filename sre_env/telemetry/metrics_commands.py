@@ -17,6 +17,8 @@ import promql_parser
 
 from sre_env.kube.timefmt import EPOCH
 from .promql import query, query_range
+from sre_env.telemetry.alerting import alerts_of
+from sre_env.telemetry.metrics_store import metrics_of
 
 if TYPE_CHECKING:
     from ..shell import ShellContext
@@ -148,7 +150,7 @@ def promql_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     world = _world(ctx)
     if world is None:
         return "promql: error: this backend has no metrics\n", 1
-    tsdb = world.metrics.tsdb
+    tsdb = metrics_of(world).tsdb
     now_unix = world.clock.now + EPOCH_UNIX
     expr = " ".join(rest)
     try:
@@ -189,7 +191,7 @@ def alerts_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     world = _world(ctx)
     if world is None:
         return "alerts: error: this backend has no metrics\n", 1
-    state = world.alert_state
+    state = alerts_of(world)
     alerts = state.alerts(world.clock.now)
     if not opts.get("all"):
         alerts = [a for a in alerts if a.firing]

@@ -1,6 +1,6 @@
 """The world's metrics: a Prometheus-like TSDB plus a small ring of recorded series.
 
-``MetricsStore`` is ``world.metrics``. Its ``tsdb`` holds every exporter's
+``MetricsStore`` is a slot of the world (:func:`metrics_of`). Its ``tsdb`` holds every exporter's
 labelled series (queried with PromQL, evaluated by alert rules); its
 ``recorded`` ring (a :class:`SeriesRing`) holds the per-service series the
 observation's metrics window reads, so building an observation never evaluates
@@ -15,20 +15,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+from sre_env.kube.timefmt import EPOCH
+from sre_env.sim.kernel.clock import SCRAPE_S
 from sre_env.telemetry.exporters import Scraper
 from sre_env.telemetry.tsdb import TSDB
-from sre_env.kube.timefmt import EPOCH
 
-__all__ = ["SeriesRing", "MetricsStore", "RETENTION_ROWS"]
+if TYPE_CHECKING:
+    from sre_env.sim.kernel.world import World
 
-#: one hour of 15 s scrapes
-RETENTION_ROWS = 240
+__all__ = ["SeriesRing", "MetricsStore", "RETENTION_ROWS", "metrics_of", "window_and_mask", "service_sample", "client_sample", "client_error_ratio", "client_p99_ms"]
+
+#: one hour of scrapes
+RETENTION_ROWS = int(3600 // SCRAPE_S)
 
 
 class MetricsStore:
-    """``world.metrics``: the TSDB, the recorded observation series and the exporters' state."""
+    """A world's metrics: the TSDB, the recorded observation series and the exporters' state."""
 
-    def __init__(self, interval_s: float = 15.0, capacity: int = RETENTION_ROWS) -> None:
+    def __init__(self, interval_s: float = SCRAPE_S, capacity: int = RETENTION_ROWS) -> None:
         self.tsdb = TSDB(capacity=capacity, interval_s=interval_s, epoch=EPOCH.timestamp())
         self.recorded = SeriesRing(capacity=capacity, interval_s=interval_s)
         self.scraper = Scraper()
@@ -41,8 +47,13 @@ class MetricsStore:
     def window_and_mask(self, names: list[str], length: int) -> tuple[np.ndarray, np.ndarray]:
         return self.recorded.window_and_mask(names, length)
 
-    def scrape(self, world) -> None:  # noqa: ANN001 - World, imported lazily to avoid a cycle
+    def scrape(self, world: "World") -> None:
         self.scraper.scrape(world, self.tsdb, self.recorded)
+
+
+def metrics_of(world: "World") -> MetricsStore:
+    """The world's metrics store (made at its first scrape)."""
+    return world.slot(MetricsStore)
 
 
 class SeriesRing:
@@ -131,3 +142,58 @@ class SeriesRing:
             return None
         v = self.data[(self.rows - 1) % self.capacity, col]
         return None if np.isnan(v) else float(v)
+
+
+# ----------------------------------------------------------------------- readers
+def window_and_mask(world: "World", names: list[str], length: int) -> tuple[np.ndarray, np.ndarray]:
+    """The last ``length`` scrapes of ``names`` (float32 [length, n], oldest first, missing -> 0) and the presence mask (int8 [n])."""
+    return metrics_of(world).recorded.window_and_mask(names, length)
+
+
+def service_sample(world: "World", namespace: str, service: str, t: float) -> tuple[float, float, float] | None:
+    """(requests/s, error ratio, p99 latency ms) of a service at the last scrape at or before ``t``.
+
+    The stable accessor for lazily generated telemetry (logs, traces): whatever the
+    metric storage becomes, this keeps answering.
+    """
+    return _sample_at(world, t, (f"rps{{namespace={namespace},service={service}}}", f"error_ratio{{namespace={namespace},service={service}}}", f"latency_p99_ms{{namespace={namespace},service={service}}}"))
+
+
+def client_sample(world: "World", namespace: str, t: float) -> tuple[float, float, float] | None:
+    """(offered requests/s, success ratio, p99 latency ms) seen by the load generator at ``t``."""
+    return _sample_at(world, t, (f"client_rps{{namespace={namespace}}}", f"client_success_ratio{{namespace={namespace}}}", f"client_latency_p99_ms{{namespace={namespace}}}"))
+
+
+def _sample_at(world: "World", t: float, names: tuple[str, str, str]) -> tuple[float, float, float] | None:
+    ring = metrics_of(world).recorded
+    n = min(ring.rows, ring.capacity)
+    if n == 0:
+        return None
+    for back in range(n):
+        row = (ring.rows - 1 - back) % ring.capacity
+        if ring.times[row] <= t:
+            out = []
+            for name in names:
+                col = ring.index.get(name)
+                v = float(ring.data[row, col]) if col is not None else float("nan")
+                out.append(0.0 if v != v else v)
+            return (out[0], out[1], out[2])
+    return None
+
+
+def client_error_ratio(world: "World", app_name: str, window_s: float = 60.0) -> float | None:
+    hist = world.client_history.get(app_name)
+    if not hist:
+        return None
+    now = world.clock.now
+    vals = [s for t, s, _ in hist if t > now - window_s]
+    return 1.0 - sum(vals) / len(vals) if vals else None
+
+
+def client_p99_ms(world: "World", app_name: str, window_s: float = 60.0) -> float | None:
+    hist = world.client_history.get(app_name)
+    if not hist:
+        return None
+    now = world.clock.now
+    vals = [lat for t, _, lat in hist if t > now - window_s]
+    return max(vals) * 2.2 if vals else None

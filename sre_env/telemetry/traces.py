@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import EPOCH, iso
 from .lazylogs import INTERVAL_S, ServiceSampler, grpc_method, interval_time
+from sre_env.telemetry.metrics_store import client_sample, service_sample
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Call, Component, RequestType
@@ -156,7 +157,7 @@ class TraceStore:
 
     def _edge_fail(self, caller: str, callee: str, bucket: int) -> tuple[float, str, str]:
         """(probability, error text, target) that a call on this edge fails to connect at ``bucket``."""
-        plan = self.world._plans.get(self.app.name) if self.app else None
+        plan = self.world.plans.get(self.app.name) if self.app else None
         edge = plan.edges.get((caller, callee)) if plan is not None else None
         if edge is None or edge.ok >= 0.999:
             return 0.0, "", ""
@@ -169,7 +170,7 @@ class TraceStore:
     def _op_fail(self, callee: str, operation: str) -> tuple[float, str] | None:
         """(share, error) of ``operation`` calls ``callee`` refuses, or None when it refuses no command in particular."""
         op_errors = self.world.op_errors
-        plan = self.world._plans.get(self.app.name) if self.app else None
+        plan = self.world.plans.get(self.app.name) if self.app else None
         if not op_errors or plan is None:
             return None
         uids = plan.serving.get(callee, ())
@@ -180,7 +181,7 @@ class TraceStore:
         return (max(f for f, _ in hits), hits[0][1]) if hits else (0.0, "")
 
     def _children(self, rtype: "RequestType", comp: str) -> tuple["Call", ...]:
-        plan = self.world._plans.get(self.app.name) if self.app else None
+        plan = self.world.plans.get(self.app.name) if self.app else None
         if plan is not None and (rtype.name, comp) in plan.children:
             return plan.children[(rtype.name, comp)]
         return tuple(c for c in rtype.calls if c.caller == comp)
@@ -206,7 +207,7 @@ class TraceStore:
         return p99 / 2.2 if p99 > 0 else base
 
     def _host(self, comp: str, rng: random.Random) -> str:
-        plan = self.world._plans.get(self.app.name) if self.app else None
+        plan = self.world.plans.get(self.app.name) if self.app else None
         uids = plan.serving.get(comp, ()) if plan is not None else ()
         if not uids:
             return comp
@@ -603,7 +604,7 @@ def trace_summary(world: "World", app: "AppSpec | str | None", t: float | None =
     end = store.now if t is None else min(t, store.now)
     traces = store.traces(end - window_s, end)
     if not traces:
-        client = world.client_sample(a.namespace, end)
+        client = client_sample(world, a.namespace, end)
         if client is not None and client[0] > 0:
             return f"traces (last {int(window_s)}s): none; {a.entrypoint} reported no spans while clients offered {client[0]:.0f} req/s\n"
         return f"traces (last {int(window_s)}s): none sampled\n"
@@ -758,7 +759,7 @@ def span_summary(world: "World", app: "AppSpec | str | None", t: float | None = 
     if a is None:
         return "traces: no application\n"
     now = world.clock.now if t is None else t
-    client = world.client_sample(a.namespace, now)
+    client = client_sample(world, a.namespace, now)
     if client is None:
         return f"traces (last {int(window_s)}s): none sampled\n"
     offered, success, _ = client
@@ -767,7 +768,7 @@ def span_summary(world: "World", app: "AppSpec | str | None", t: float | None = 
     for comp in sorted(a.components, key=lambda c: c.name):
         if not _traced(comp):
             continue
-        sample = world.service_sample(a.namespace, comp.name, now)
+        sample = service_sample(world, a.namespace, comp.name, now)
         if sample is None:
             continue
         rps, err, p99 = sample
@@ -776,7 +777,7 @@ def span_summary(world: "World", app: "AppSpec | str | None", t: float | None = 
         if rps > 0:
             slow.append((-p99, comp.name))
     lines.append("  errors by service: " + (", ".join(f"{name} {100.0 * -e:.1f}%" for e, name in sorted(errors)) if errors else "none"))
-    plan = getattr(world, "_plans", {}).get(a.name)
+    plan = world.plans.get(a.name)
     if plan is not None:
         broken = sorted((caller, callee, edge.error) for (caller, callee), edge in plan.edges.items() if edge.ok < 0.999 and edge.error)
         if broken:

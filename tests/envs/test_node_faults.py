@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import sre_env
+from sre_env.sim.engine import reboot_node
 
 
 def investigate(env_id: str, seed: int, commands: list[str]) -> tuple[str, object]:
@@ -86,7 +87,7 @@ def test_node_files_persist_and_apply_on_reboot() -> None:
     world = env.backend.world
     env.step("ssh worker-1 'echo net.netfilter.nf_conntrack_max = 100000 > /etc/sysctl.d/80-test.conf'")
     assert world.hosts["worker-1"].sysctls["net.netfilter.nf_conntrack_max"] == "262144", "writing the file alone changes nothing"
-    world.reboot_node("worker-1")
+    reboot_node(world, "worker-1")
     assert world.hosts["worker-1"].sysctls["net.netfilter.nf_conntrack_max"] == "100000"
     out = env.step("ssh worker-1 rm /etc/sysctl.d/80-test.conf")[0]["output"]
     assert out == ""

@@ -83,7 +83,7 @@ def test_noise_is_visible_to_the_agent_and_deterministic() -> None:
 def test_noise_none_schedules_nothing_and_bad_levels_are_refused() -> None:
     env = sre_env.SREEnv("MissingEnvVar")
     env.reset(seed=0)
-    assert env.backend.world.timers == []
+    assert env.backend.world.clock.timers == []
     _, info = env.finish()
     assert info["noise"] == []
     with pytest.raises(ValueError, match="noise must be one of"):

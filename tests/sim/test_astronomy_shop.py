@@ -20,6 +20,7 @@ from sre_env.sim.episodes import healthy_world
 from sre_env.sim.runtime.flagd import parse_flags
 from sre_env.sim.runtime.kafka import ConsumerGroup, KafkaBroker, kafka_cli
 from sre_env.sim.runtime.postgres import PostgresServer, psql
+from sre_env.telemetry.alerting import alerts_of
 
 NS = APP.namespace
 KCG = "/opt/kafka/bin/kafka-consumer-groups.sh"
@@ -87,7 +88,7 @@ def test_warms_up_healthy(backend):
     assert res.client_success > 0.999
     for dep in backend.api.list("Deployment", NS):
         assert dep["status"].get("availableReplicas") == 1, dep["metadata"]["name"]
-    assert not [a for a in world.alert_state.firing(world.clock.now) if ("namespace", NS) in a.labels]
+    assert not [a for a in alerts_of(world).firing(world.clock.now) if ("namespace", NS) in a.labels]
     model = _model(backend)
     assert model.flags.values["paymentFailure"] == 0 and not any(model.flags.values[f] for f in ("cartFailure", "adFailure"))
     for group in ("accounting", "fraud-detection"):

@@ -17,7 +17,9 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.control.controllers import pod_is_ready
-from sre_env.sim.kernel.world import TICK_S, World
+from sre_env.sim.kernel.clock import TICK_S
+from sre_env.sim.kernel.world import World
+from sre_env.sim.engine import advance, build_world
 
 NS = APP.namespace
 REVISION = "deployment.kubernetes.io/revision"
@@ -100,7 +102,7 @@ def client_success(world: World) -> float:
 
 
 def settle(world: World, seconds: float = 60.0) -> None:
-    world.advance(seconds)
+    advance(world, seconds)
 
 
 # --------------------------------------------------------------------------- 1. healthy cluster
@@ -129,7 +131,7 @@ def test_healthy_cluster_is_running_ready_and_serving(world, api):
         assert pvc["status"]["phase"] == "Bound"
         assert api.get("PersistentVolume", pvc["spec"]["volumeName"])["status"]["phase"] == "Bound"
     assert client_success(world) == pytest.approx(1.0, abs=1e-6)
-    world.advance(60)  # and it stays that way
+    advance(world, 60)  # and it stays that way
     assert client_success(world) == pytest.approx(1.0, abs=1e-6)
     assert not [e for e in api.list("Event", NS) if e["type"] == "Warning"]
 
@@ -144,7 +146,7 @@ def test_rolling_update_respects_max_surge_and_max_unavailable(world, api):
     assert api.get("Deployment", "search", NS)["metadata"]["generation"] == gen + 1
     max_pods, min_ready, saw_both = 0, 4, False
     for _ in range(40):
-        world.advance(TICK_S)
+        advance(world, TICK_S)
         ps = live(api, "search")
         max_pods = max(max_pods, len(ps))
         min_ready = min(min_ready, sum(map(pod_is_ready, ps)))
@@ -179,7 +181,7 @@ def test_rolling_update_with_unpullable_image_stalls_within_budget(world, api):
     settle(world)
     patch_container(api, "search", image="yinfangchen/hotelreservation:does-not-exist")
     for _ in range(24):
-        world.advance(TICK_S)
+        advance(world, TICK_S)
         ps = live(api, "search")
         assert len(ps) <= 5
         assert sum(map(pod_is_ready, ps)) >= 3
@@ -200,7 +202,7 @@ def test_recreate_strategy_stops_old_pods_before_starting_new(world, api):
     api.patch("Deployment", "mongodb-geo", NS, {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "2026-03-02T09:20:00Z"}}}}})
     seen_gap = False
     for _ in range(12):
-        world.advance(TICK_S)
+        advance(world, TICK_S)
         hashes = {p["metadata"]["labels"]["pod-template-hash"] for p in pods(api, "mongodb-geo")}
         assert len(hashes) <= 1, "old and new pods of a Recreate deployment never coexist"
         seen_gap |= not hashes
@@ -248,7 +250,7 @@ def test_missing_required_env_crash_loops_with_growing_back_off(world, api):
     messages: set[str] = set()
     last = -1
     for _ in range(int(1300 / TICK_S)):
-        world.advance(TICK_S)
+        advance(world, TICK_S)
         (pod,) = live(api, "geo")
         cs = cstatus(pod)
         if cs["restartCount"] != last:
@@ -296,7 +298,7 @@ def test_unknown_image_tag_err_image_pull_then_back_off_then_recovers(world, api
     patch_container(api, "search", image=bad)
     reasons = []
     for _ in range(12):
-        world.advance(TICK_S)
+        advance(world, TICK_S)
         for p in live(api, "search"):
             if p["metadata"]["name"] != old["metadata"]["name"]:
                 w = cstatus(p)["state"].get("waiting", {})
@@ -324,7 +326,7 @@ def test_unknown_image_on_fresh_pod_recovers_when_fixed(world, api):
     patch_container(api, "user", image="yinfangchen/hotelreservation:nope")
     (old,) = live(api, "user")
     api.delete("Pod", old["metadata"]["name"], NS)  # the old pod goes; only the broken template remains
-    world.advance(60)
+    advance(world, 60)
     assert all(cstatus(p)["state"].get("waiting", {}).get("reason") in ("ErrImagePull", "ImagePullBackOff") for p in live(api, "user"))
     assert client_success(world) < 0.999
     patch_container(api, "user", image="yinfangchen/hotelreservation:latest")
@@ -336,7 +338,7 @@ def test_unknown_image_on_fresh_pod_recovers_when_fixed(world, api):
 # --------------------------------------------------------------------------- 6. start errors, OOM
 def test_binary_missing_from_image_is_start_error_and_crash_loop(world, api):
     patch_container(api, "rate", command=["rate-server"])
-    world.advance(60)
+    advance(world, 60)
     new = [p for p in live(api, "rate") if p["metadata"]["labels"]["pod-template-hash"] == rs_by_revision(api, "rate")[2]["metadata"]["labels"]["pod-template-hash"]]
     (pod,) = new
     cs = cstatus(pod)
@@ -353,7 +355,7 @@ def test_binary_missing_from_image_is_start_error_and_crash_loop(world, api):
 
 def test_memory_limit_below_working_set_is_oom_killed(world, api):
     patch_container(api, "profile", resources={"limits": {"memory": "16Mi"}, "requests": {"cpu": "100m", "memory": "16Mi"}})
-    world.advance(90)
+    advance(world, 90)
     rev2 = rs_by_revision(api, "profile")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "profile") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     cs = cstatus(pod)
@@ -373,7 +375,7 @@ def test_memory_limit_below_working_set_is_oom_killed(world, api):
 def _replace_pod(world, api, comp: str) -> dict:
     (old,) = live(api, comp)
     api.delete("Pod", old["metadata"]["name"], NS)
-    world.advance(2 * TICK_S)
+    advance(world, 2 * TICK_S)
     (pod,) = live(api, comp)
     assert pod["metadata"]["name"] != old["metadata"]["name"]
     return pod
@@ -390,7 +392,7 @@ def test_all_workers_cordoned_leaves_new_pods_pending(world, api):
     assert client_success(world) == 0.0
     # uncordon one worker: the pod is bound there and starts
     cordon(api, "worker-2", on=False)
-    world.advance(30)
+    advance(world, 30)
     pod = api.get("Pod", pod["metadata"]["name"], NS)
     assert pod["spec"]["nodeName"] == "worker-2" and pod_is_ready(pod)
     assert events(api, pod["metadata"]["name"], "Scheduled")[0]["message"] == f"Successfully assigned {NS}/{pod['metadata']['name']} to worker-2"
@@ -399,7 +401,7 @@ def test_all_workers_cordoned_leaves_new_pods_pending(world, api):
 
 def test_node_selector_on_missing_label(world, api):
     api.patch("Deployment", "search", NS, {"spec": {"template": {"spec": {"nodeSelector": {"disktype": "ssd"}}}}})
-    world.advance(3 * TICK_S)
+    advance(world, 3 * TICK_S)
     rev2 = rs_by_revision(api, "search")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "search") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     assert scheduling_message(pod) == (
@@ -408,14 +410,14 @@ def test_node_selector_on_missing_label(world, api):
     )
     assert len(live(api, "search")) == 2  # the old pod stays (maxUnavailable 0)
     api.patch("Node", "worker-3", None, {"metadata": {"labels": {"disktype": "ssd"}}})
-    world.advance(30)
+    advance(world, 30)
     (pod,) = live(api, "search")
     assert pod["spec"]["nodeName"] == "worker-3" and pod_is_ready(pod)
 
 
 def test_huge_cpu_request_is_insufficient_cpu(world, api):
     patch_container(api, "search", resources={"requests": {"cpu": "64"}, "limits": {"cpu": "64"}})
-    world.advance(3 * TICK_S)
+    advance(world, 3 * TICK_S)
     rev2 = rs_by_revision(api, "search")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "search") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     assert scheduling_message(pod) == (
@@ -426,7 +428,7 @@ def test_huge_cpu_request_is_insufficient_cpu(world, api):
 
 def test_cpu_and_memory_both_short_are_both_reported(world, api):
     patch_container(api, "search", resources={"requests": {"cpu": "64", "memory": "512Gi"}})
-    world.advance(3 * TICK_S)
+    advance(world, 3 * TICK_S)
     rev2 = rs_by_revision(api, "search")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "search") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     assert scheduling_message(pod).startswith(f"0/4 nodes are available: {TAINT}, 3 Insufficient cpu, 3 Insufficient memory. ")
@@ -442,7 +444,7 @@ def test_local_volume_on_cordoned_node_is_a_volume_node_affinity_conflict(world,
         "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     cordon(api, node, on=False)
-    world.advance(30)
+    advance(world, 30)
     pod = api.get("Pod", pod["metadata"]["name"], NS)
     assert pod["spec"]["nodeName"] == node and pod_is_ready(pod)
 
@@ -452,7 +454,7 @@ def test_deleted_pod_is_replaced_by_its_replicaset(world, api):
     (old,) = live(api, "profile")
     api.delete("Pod", old["metadata"]["name"], NS)
     assert api.get("Pod", old["metadata"]["name"], NS)["metadata"].get("deletionTimestamp")  # graceful
-    world.advance(30)
+    advance(world, 30)
     (pod,) = live(api, "profile")
     assert pod["metadata"]["name"] != old["metadata"]["name"]
     assert pod["metadata"]["ownerReferences"][0]["uid"] == old["metadata"]["ownerReferences"][0]["uid"]
@@ -469,7 +471,7 @@ def test_force_delete_removes_pod_at_once(world, api):
     api.delete("Pod", old["metadata"]["name"], NS, force=True)
     with pytest.raises(ApiError):
         api.get("Pod", old["metadata"]["name"], NS)
-    world.advance(30)
+    advance(world, 30)
     assert [pod_is_ready(p) for p in live(api, "profile")] == [True]
 
 
@@ -477,7 +479,7 @@ def test_evict_behaves_like_delete(world, api):
     (old,) = live(api, "reservation")
     api.evict(old["metadata"]["name"], NS)
     assert api.get("Pod", old["metadata"]["name"], NS)["metadata"].get("deletionTimestamp")
-    world.advance(30)
+    advance(world, 30)
     (pod,) = live(api, "reservation")
     assert pod["metadata"]["name"] != old["metadata"]["name"] and pod_is_ready(pod)
 
@@ -486,7 +488,7 @@ def test_deleting_a_deployment_garbage_collects_replicasets_and_pods(world, api)
     rs_names = [r["metadata"]["name"] for r in replicasets(api, "search")]
     assert rs_names
     api.delete("Deployment", "search", NS)
-    world.advance(2 * TICK_S)
+    advance(world, 2 * TICK_S)
     assert replicasets(api, "search") == [] and pods(api, "search") == []
     for name in rs_names:
         with pytest.raises(ApiError):
@@ -498,7 +500,7 @@ def test_deleting_a_deployment_garbage_collects_replicasets_and_pods(world, api)
 
 def test_scale_to_zero_and_back(world, api):
     api.scale("Deployment", "recommendation", NS, 0)
-    world.advance(3 * TICK_S)
+    advance(world, 3 * TICK_S)
     assert pods(api, "recommendation") == []
     dep = api.get("Deployment", "recommendation", NS)
     assert dep["spec"]["replicas"] == 0 and not dep["status"].get("replicas") and not dep["status"].get("availableReplicas")
@@ -521,7 +523,7 @@ def test_pvc_protection_then_reclaim_then_reprovision(world, api):
     pv_name = pvc["spec"]["volumeName"]
     old_node = pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
     api.delete("PersistentVolumeClaim", "rate-pvc", NS)
-    world.advance(30)
+    advance(world, 30)
     pvc = api.get("PersistentVolumeClaim", "rate-pvc", NS)  # in use: kept
     assert pvc["metadata"].get("deletionTimestamp")
     assert pvc["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
@@ -530,7 +532,7 @@ def test_pvc_protection_then_reclaim_then_reprovision(world, api):
     # the pod goes: the claim goes, and the Delete reclaim policy removes its volume
     (pod,) = live(api, "mongodb-rate")
     api.delete("Pod", pod["metadata"]["name"], NS)
-    world.advance(2 * TICK_S)
+    advance(world, 2 * TICK_S)
     with pytest.raises(ApiError):
         api.get("PersistentVolumeClaim", "rate-pvc", NS)
     with pytest.raises(ApiError):
@@ -545,7 +547,7 @@ def test_pvc_protection_then_reclaim_then_reprovision(world, api):
         "metadata": {"name": "rate-pvc", "namespace": NS},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": "local-path"},
     })
-    world.advance(30)
+    advance(world, 30)
     pvc = api.get("PersistentVolumeClaim", "rate-pvc", NS)
     assert pvc["status"]["phase"] == "Bound" and pvc["spec"]["volumeName"] != pv_name
     node = pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
@@ -563,10 +565,10 @@ def test_unused_pvc_is_deleted_at_once(world, api):
         "metadata": {"name": "scratch", "namespace": NS},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
     })
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert api.get("PersistentVolumeClaim", "scratch", NS)["status"]["phase"] == "Pending"  # WaitForFirstConsumer
     api.delete("PersistentVolumeClaim", "scratch", NS)
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     with pytest.raises(ApiError):
         api.get("PersistentVolumeClaim", "scratch", NS)
 
@@ -579,17 +581,17 @@ def _state(world: World) -> dict[str, list]:
 def _script(world: World) -> None:
     api = SimBackend(world).api
     api.scale("Deployment", "search", NS, 3)
-    world.advance(40)
+    advance(world, 40)
     remove_env(api, "geo", "CONSUL_ADDRESS")
     (pod,) = live(api, "profile")
     api.delete("Pod", pod["metadata"]["name"], NS)
-    world.advance(125)
+    advance(world, 125)
 
 
 def test_identical_worlds_evolve_identically():
-    a, b = World((APP,), seed=0), World((APP,), seed=0)
+    a, b = build_world((APP,), seed=0), build_world((APP,), seed=0)
     for w in (a, b):
-        w.advance(300)
+        advance(w, 300)
         _script(w)
     assert _state(a) == _state(b)
     assert sorted(p["metadata"]["name"] for p in a.store.list("Pod")) == sorted(p["metadata"]["name"] for p in b.store.list("Pod"))
@@ -608,16 +610,16 @@ def test_fork_evolves_like_its_origin(world):
 
 
 def test_different_seeds_differ():
-    a, b = World((APP,), seed=0), World((APP,), seed=1)
-    a.advance(60)
-    b.advance(60)
+    a, b = build_world((APP,), seed=0), build_world((APP,), seed=1)
+    advance(a, 60)
+    advance(b, 60)
     assert sorted(p["metadata"]["name"] for p in a.store.list("Pod")) != sorted(p["metadata"]["name"] for p in b.store.list("Pod"))
 
 
 # --------------------------------------------------------------------------- 11. probes
 def test_readiness_probe_on_wrong_port_keeps_pod_out_of_endpoints(world, api):
     patch_container(api, "geo", readinessProbe={"tcpSocket": {"port": 9999}, "periodSeconds": 5})
-    world.advance(90)
+    advance(world, 90)
     rev2 = rs_by_revision(api, "geo")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "geo") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     cs = cstatus(pod)
@@ -631,7 +633,7 @@ def test_readiness_probe_on_wrong_port_keeps_pod_out_of_endpoints(world, api):
     unhealthy = events(api, pod["metadata"]["name"], "Unhealthy")
     assert [e["message"] for e in unhealthy] == [f"Readiness probe failed: dial tcp {pod['status']['podIP']}:9999: connect: connection refused"]
     count = unhealthy[0]["count"]
-    world.advance(180)
+    advance(world, 180)
     assert events(api, pod["metadata"]["name"], "Unhealthy")[0]["count"] > count  # the prober keeps failing
     # the rollout stalls on it: the old pod keeps serving
     assert len(live(api, "geo")) == 2 and client_success(world) == pytest.approx(1.0, abs=1e-6)
@@ -644,7 +646,7 @@ def test_readiness_probe_on_wrong_port_keeps_pod_out_of_endpoints(world, api):
 
 def test_liveness_probe_on_wrong_port_restarts_the_container(world, api):
     patch_container(api, "user", livenessProbe={"httpGet": {"path": "/healthz", "port": 9999}, "initialDelaySeconds": 5, "periodSeconds": 10, "failureThreshold": 3})
-    world.advance(200)
+    advance(world, 200)
     rev2 = rs_by_revision(api, "user")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "user") if p["metadata"]["labels"]["pod-template-hash"] == rev2]
     cs = cstatus(pod)
@@ -667,14 +669,14 @@ def test_relabelled_pod_is_orphaned_and_readopted(world, api):
     (old,) = live(api, "search")
     rs = rs_by_revision(api, "search")[1]
     api.patch("Pod", old["metadata"]["name"], NS, {"metadata": {"labels": {"io.kompose.service": "quarantine"}}})
-    world.advance(30)
+    advance(world, 30)
     orphan = api.get("Pod", old["metadata"]["name"], NS)
     assert not orphan["metadata"].get("ownerReferences")  # released by the ReplicaSet
     (new,) = live(api, "search")
     assert new["metadata"]["name"] != old["metadata"]["name"] and pod_is_ready(new)
     # label it back: adopted again, and the ReplicaSet is one over: it deletes one
     api.patch("Pod", old["metadata"]["name"], NS, {"metadata": {"labels": {"io.kompose.service": "search"}}})
-    world.advance(2 * TICK_S)
+    advance(world, 2 * TICK_S)
     ps = live(api, "search")
     assert len(ps) == 1 and ps[0]["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
     assert [e["message"] for e in events(api, rs["metadata"]["name"], "SuccessfulDelete")]

@@ -17,6 +17,7 @@ from sre_env.sim.episodes import healthy_world
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.jobs import CronError, next_schedule, parse_cron
 from sre_env.kube.tls import b64, parse_certificate, pem_certificate
+from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace
 
@@ -273,7 +274,7 @@ def test_a_kubelet_config_that_does_not_parse_keeps_the_kubelet_down(backend: Si
 def test_rbac_denial_silences_kube_state_metrics(backend: SimBackend) -> None:
     user = "system:serviceaccount:kube-system:kube-state-metrics"
     assert sh(backend, f"kubectl auth can-i list deployments --as={user}") == "yes\n"
-    before = backend.world.metrics.scrape  # noqa: F841 - the exporter runs on every scrape
+    before = metrics_of(backend.world).scrape  # noqa: F841 - the exporter runs on every scrape
     backend.api.patch("ClusterRoleBinding", "kube-state-metrics", None, [{"op": "replace", "path": "/subjects/0/namespace", "value": "monitoring"}], "json")
     ctx = ShellContext(backend=backend, namespace="default")
     res = run_command(ctx, f"kubectl auth can-i list deployments --as={user}")

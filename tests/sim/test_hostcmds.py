@@ -8,7 +8,7 @@ import re
 import pytest
 
 from sre_env.sim.commands.host import HOST_COMMANDS, run_host_command
-from sre_env.sim.node.host import Disk, HostNode, default_sysctls
+from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import HostView
 
 BAD_SECTORS = (1_234_567, 7_812_345, 99_887_766)

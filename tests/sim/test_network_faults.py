@@ -11,6 +11,7 @@ from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.network.netmodel import client_for, resolve_from
 from sre_env.sim.network.routing import resolve_route
+from sre_env.sim.engine import reboot_node
 
 NS = "hotel-reservation"
 
@@ -219,7 +220,7 @@ def test_iptables_partition_saved_rules_and_boot(backend: SimBackend) -> None:
     # removing the runtime rules only: a reboot brings the saved ones back
     backend.nodes.exec(a, ["iptables", "-F", "FORWARD"])
     assert nodenet.packet_verdict(world.hosts[b], "10.244.2.5", False, world.hosts[a], "10.244.1.5", False, "tcp", 80) is None
-    world.reboot_node(a)
+    reboot_node(world, a)
     assert nodenet.packet_verdict(world.hosts[b], "10.244.2.5", False, world.hosts[a], "10.244.1.5", False, "tcp", 80) == "DROP"
     bad = backend.nodes.exec(a, ["iptables", "-D", "FORWARD", "-s", "10.9.9.9", "-j", "DROP"])
     assert bad.exit_code == 1 and "Bad rule" in bad.output

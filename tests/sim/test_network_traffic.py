@@ -16,7 +16,9 @@ from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.control.controllers import pod_is_ready
 from sre_env.sim.network.routing import resolve_route
-from sre_env.sim.kernel.world import TICK_S, World
+from sre_env.sim.kernel.clock import TICK_S
+from sre_env.sim.kernel.world import World
+from sre_env.sim.engine import advance
 
 NS = APP.namespace
 
@@ -61,14 +63,14 @@ def test_wrong_target_port_keeps_endpoints_but_refuses(world, api):
     svc = api.get("Service", "geo", NS)
     ip = svc["spec"]["clusterIP"]
     api.patch("Service", "geo", NS, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": 9999}], "json")
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     (subset,) = api.get("Endpoints", "geo", NS)["subsets"]
     assert [p["port"] for p in subset["ports"]] == [9999]
     assert [a["ip"] for a in subset["addresses"]] == [geo_pod(api)["status"]["podIP"]]
     route = resolve_route(world, NS, "geo:8083")
     assert route.ok == 0.0 and route.servers == ()
     assert route.error == f"dial tcp {ip}:8083: connect: connection refused"
-    world.advance(30)
+    advance(world, 30)
     hit = success(world)
     assert hit < 0.9  # every search request fails
     assert any(edge[1] == "geo" and "connection refused" in edge[3] for edge in world.last_traffic[APP.name].failed_edges)
@@ -76,22 +78,22 @@ def test_wrong_target_port_keeps_endpoints_but_refuses(world, api):
     pod = geo_pod(api)
     assert pod_is_ready(pod) and pod["status"]["containerStatuses"][0]["restartCount"] <= 1
     api.patch("Service", "geo", NS, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": 8083}], "json")
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert resolve_route(world, NS, "geo:8083").ok == 1.0
-    world.advance(30)
+    advance(world, 30)
     assert success(world) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_named_target_port_resolves_through_the_pod_spec(world, api):
     api.patch("Deployment", "geo", NS, {"spec": {"template": {"spec": {"containers": [{"name": "hotel-reserv-geo", "ports": [{"containerPort": 8083, "name": "grpc"}]}]}}}})
-    world.advance(60)
+    advance(world, 60)
     api.patch("Service", "geo", NS, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": "grpc"}], "json")
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert api.get("Endpoints", "geo", NS)["subsets"][0]["ports"][0]["port"] == 8083
     assert resolve_route(world, NS, "geo:8083").ok == 1.0
     # a name no container port carries: the pod is left out of the Endpoints
     api.patch("Service", "geo", NS, [{"op": "replace", "path": "/spec/ports/0/targetPort", "value": "http"}], "json")
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert not api.get("Endpoints", "geo", NS).get("subsets")
     assert "connection refused" in resolve_route(world, NS, "geo:8083").error
 
@@ -103,23 +105,23 @@ def test_service_port_not_exposed_times_out(world):
 
 def test_selector_matching_no_pods_empties_endpoints(world, api):
     api.patch("Service", "geo", NS, {"spec": {"selector": {"io.kompose.service": "geo-v2"}}})
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert not api.get("Endpoints", "geo", NS).get("subsets")
     route = resolve_route(world, NS, "geo:8083")
     assert route.ok == 0.0 and "connection refused" in route.error
-    world.advance(30)
+    advance(world, 30)
     assert success(world) < 0.9
     api.patch("Service", "geo", NS, {"spec": {"selector": {"io.kompose.service": "geo"}}})
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert api.get("Endpoints", "geo", NS)["subsets"][0]["addresses"]
-    world.advance(30)
+    advance(world, 30)
     assert success(world) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_relabelled_pod_leaves_the_service_and_is_replaced(world, api):
     old = geo_pod(api)
     api.patch("Pod", old["metadata"]["name"], NS, {"metadata": {"labels": {"io.kompose.service": "debug-geo"}}})
-    world.advance(60)
+    advance(world, 60)
     # the ReplicaSet no longer counts it either: a new pod takes its place behind the Service
     (new,) = api.list("Pod", NS, label_selector="io.kompose.service=geo")
     assert new["metadata"]["name"] != old["metadata"]["name"] and pod_is_ready(new)
@@ -131,44 +133,44 @@ def test_relabelled_pod_leaves_the_service_and_is_replaced(world, api):
 def test_deleted_service_is_no_such_host(world, api):
     svc = api.get("Service", "geo", NS)
     api.delete("Service", "geo", NS)
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     with pytest.raises(ApiError):
         api.get("Endpoints", "geo", NS)
     route = resolve_route(world, NS, "geo:8083")
     assert route.ok == 0.0
     assert route.error == "dial tcp: lookup geo on 10.96.0.10:53: no such host"
-    world.advance(30)
+    advance(world, 30)
     assert success(world) < 0.9
     # recreate it as kubectl apply would (cluster IP allocated anew)
     spec = {k: v for k, v in svc["spec"].items() if k not in ("clusterIP", "clusterIPs")}
     api.create({"kind": "Service", "apiVersion": "v1", "metadata": {"name": "geo", "namespace": NS, "labels": svc["metadata"]["labels"]}, "spec": spec})
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     route = resolve_route(world, NS, "geo:8083")
     assert route.ok == 1.0 and route.ip == api.get("Service", "geo", NS)["spec"]["clusterIP"]
-    world.advance(30)
+    advance(world, 30)
     assert success(world) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_entrypoint_down_fails_every_request(world, api):
     api.scale("Deployment", "frontend", NS, 0)
-    world.advance(3 * TICK_S)
+    advance(world, 3 * TICK_S)
     assert success(world) == 0.0
     api.scale("Deployment", "frontend", NS, 1)
-    world.advance(60)
+    advance(world, 60)
     assert success(world) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_non_critical_dependency_down_does_not_fail_requests(world, api):
     # jaeger is fire-and-forget tracing: losing it costs nothing to clients
     api.scale("Deployment", "jaeger", NS, 0)
-    world.advance(60)
+    advance(world, 60)
     assert resolve_route(world, NS, "jaeger:6831").ok == 0.0
     assert success(world) == pytest.approx(1.0, abs=1e-6)
 
 
 def test_two_replicas_share_traffic_evenly(world, api):
     api.scale("Deployment", "geo", NS, 2)
-    world.advance(60)
+    advance(world, 60)
     route = resolve_route(world, NS, "geo:8083")
     assert route.ok == 1.0 and sorted(s for _, s in route.servers) == [0.5, 0.5]
     pod_rps = world.last_traffic[APP.name].pod_rps
@@ -179,12 +181,12 @@ def test_two_replicas_share_traffic_evenly(world, api):
 def test_relabelled_bare_pod_leaves_endpoints(world, api):
     spec = {k: v for k, v in geo_pod(api)["spec"].items() if k != "nodeName"}
     api.create({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "geo-debug", "namespace": NS, "labels": {"io.kompose.service": "geo"}}, "spec": spec})
-    world.advance(30)
+    advance(world, 30)
     assert pod_is_ready(api.get("Pod", "geo-debug", NS))
     # no pod-template-hash: the ReplicaSet does not adopt it, but the Service selects it
     assert not api.get("Pod", "geo-debug", NS)["metadata"].get("ownerReferences")
     names = lambda: sorted(a["targetRef"]["name"] for a in api.get("Endpoints", "geo", NS)["subsets"][0]["addresses"])  # noqa: E731
     assert "geo-debug" in names() and len(names()) == 2
     api.patch("Pod", "geo-debug", NS, {"metadata": {"labels": {"io.kompose.service": "quarantined"}}})
-    world.advance(TICK_S)
+    advance(world, TICK_S)
     assert names() == [geo_pod(api)["metadata"]["name"]]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 
 import sre_env
-from sre_env.sim.node.oslimits import DEFAULT_NOFILE, exec_target, nofile_limit
+from sre_env.sim.runtime.oslimits import DEFAULT_NOFILE, exec_target, nofile_limit
+from sre_env.telemetry.metrics_store import client_error_ratio
 
 NS = "astronomy-shop"
 SHIP = "deployment/shipping"
@@ -56,7 +57,7 @@ def test_a_per_call_client_keeps_its_time_wait_sockets_on_a_healthy_pod() -> Non
     assert len(local_ports) == len(rows) and min(local_ports) >= 32768 and max(local_ports) <= 60999
     logs = _out(env, f"kubectl logs {SHIP} -n {NS} --since=60s")
     assert "Cannot assign requested address" not in logs
-    assert env.backend.world.client_error_ratio("astronomy-shop") < 0.01
+    assert client_error_ratio(env.backend.world, "astronomy-shop") < 0.01
 
 
 def test_a_narrow_port_range_fails_connects_with_eaddrnotavail() -> None:
@@ -67,7 +68,7 @@ def test_a_narrow_port_range_fails_connects_with_eaddrnotavail() -> None:
     assert _tw(env) == hi - lo + 1
     logs = _out(env, f"kubectl logs {SHIP} -n {NS} --tail=20")
     assert "Failed to connect to host: Cannot assign requested address (os error 99)" in logs
-    assert env.backend.world.client_error_ratio("astronomy-shop") > 0.03
+    assert client_error_ratio(env.backend.world, "astronomy-shop") > 0.03
     proxy = _out(env, f"kubectl logs deployment/frontend-proxy -n {NS} --tail=50")
     assert '"POST /api/checkout HTTP/1.1" 500' in proxy
 
@@ -83,7 +84,7 @@ def test_the_nodes_sysctl_is_not_the_pods_and_fin_timeout_does_not_shorten_time_
     assert "Cannot assign requested address" in _out(env, f"kubectl logs {SHIP} -n {NS} --tail=5")
     _sysctls(env, [{"name": "net.ipv4.ip_local_port_range", "value": rng}, {"name": "net.ipv4.tcp_fin_timeout", "value": "10"}])
     assert "Cannot assign requested address" in _out(env, f"kubectl logs {SHIP} -n {NS} --tail=5")
-    assert env.backend.world.client_error_ratio("astronomy-shop") > 0.03
+    assert client_error_ratio(env.backend.world, "astronomy-shop") > 0.03
 
 
 def test_widening_the_pods_range_restores_checkout() -> None:
@@ -92,7 +93,7 @@ def test_widening_the_pods_range_restores_checkout() -> None:
     assert _out(env, f"kubectl exec {SHIP} -n {NS} -- cat /proc/sys/net/ipv4/ip_local_port_range") == "1024\t65000\n"
     assert 480 <= _tw(env) <= 560
     env.step("sleep 60")
-    assert env.backend.world.client_error_ratio("astronomy-shop") < 0.01
+    assert client_error_ratio(env.backend.world, "astronomy-shop") < 0.01
 
 
 # ------------------------------------------------------------------ open files
@@ -120,7 +121,7 @@ def test_pid1_has_the_wrappers_limit_and_exec_gets_the_runtime_default() -> None
     assert _out(env, f"kubectl exec {FE} -n {HR} -- sh -c 'ls /proc/1/fd | wc -l'").strip() == str(limit)
     logs = _out(env, f"kubectl logs {FE} -n {HR} --tail=30")
     assert "http: Accept error: accept tcp [::]:5000: accept4: too many open files; retrying in" in logs
-    assert env.backend.world.client_error_ratio("hotel-reservation") > 0.2
+    assert client_error_ratio(env.backend.world, "hotel-reservation") > 0.2
 
 
 def test_a_limit_above_the_demand_serves_and_holds_what_it_needs() -> None:
@@ -133,7 +134,7 @@ def test_a_limit_above_the_demand_serves_and_holds_what_it_needs() -> None:
     assert "Max open files            65536" in _out(env, f"kubectl exec {FE} -n {HR} -- cat /proc/1/limits")
     assert "too many open files" not in _out(env, f"kubectl logs {FE} -n {HR} --since=30s")
     env.step("sleep 60")
-    assert env.backend.world.client_error_ratio("hotel-reservation") < 0.01
+    assert client_error_ratio(env.backend.world, "hotel-reservation") < 0.01
 
 
 # ------------------------------------------------------------------ /dev/shm
@@ -174,7 +175,7 @@ def test_reports_fail_on_the_default_shm_and_a_restart_does_not_help() -> None:
     env.step("sleep 150")
     assert "could not resize shared memory segment" in _out(env, f"kubectl logs {PG} -n {NS} --since=60s")
     # the shop's own traffic never touches the reports
-    assert env.backend.world.client_error_ratio("astronomy-shop") < 0.01
+    assert client_error_ratio(env.backend.world, "astronomy-shop") < 0.01
 
 
 def test_a_big_shm_under_the_old_memory_limit_gets_oom_killed() -> None:

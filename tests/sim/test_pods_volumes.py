@@ -18,6 +18,8 @@ from sre_env.sim.kubelet.initcontainers import parse_wait_loop
 from sre_env.sim.network.routing import resolve_route
 from sre_env.sim.kubelet.probes import process_latency_ms, run_probe
 from sre_env.sim.kernel.world import World
+from sre_env.sim.engine import advance
+from sre_env.telemetry.metrics_store import client_error_ratio
 
 NS = APP.namespace
 
@@ -106,7 +108,7 @@ def test_probe_latency_comes_from_the_pods_queue(backend: SimBackend) -> None:
     assert comp.latency_ms <= normal < 10.0
     assert run_probe(world, pod, rt, ctr, spec, probe, world.clock.now).ok
     world.set_load_factor(APP.name, comp.capacity_rps / APP.rps * 1.2)  # more than the pod can serve
-    world.advance(30)
+    advance(world, 30)
     assert process_latency_ms(world, uid, comp) > 1000.0
     result = run_probe(world, pod, rt, ctr, spec, probe, world.clock.now)
     ip = rt.ip
@@ -123,7 +125,7 @@ def test_liveness_probe_tighter_than_start_up_kills_before_serving(backend: SimB
     cs = pod["status"]["containerStatuses"][0]
     assert cs["restartCount"] >= 3
     assert events(backend, pod, "Unhealthy")[0]["message"] == f"Liveness probe failed: dial tcp {pod['status']['podIP']}:8082: connect: connection refused"
-    assert backend.world.client_error_ratio(APP.name, 120) > 0.3
+    assert client_error_ratio(backend.world, APP.name, 120) > 0.3
     backend.api.patch("Deployment", "search", NS, [{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe", "value": {**tight, "initialDelaySeconds": 10, "periodSeconds": 10, "failureThreshold": 3}}], "json")
     backend.advance(300)
     pod = newest(backend, "search")

@@ -15,6 +15,7 @@ from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.runtime.edge_filter import is_catastrophic, regex_rules, request_cost_ms
 from sre_env.sim.runtime.redis_model import OOM_ERROR, format_memory, parse_memory, state_for_pod
+from sre_env.telemetry.alerting import alerts_of
 
 NS = APP.namespace
 RPS = APP.rps
@@ -94,7 +95,7 @@ def test_warms_up_healthy(backend: SimBackend) -> None:
     for pod in backend.api.list("Pod", NS):
         assert pod["status"]["phase"] == "Running", pod["metadata"]["name"]
         assert all(c["ready"] for c in pod["status"]["containerStatuses"]), pod["metadata"]["name"]
-    firing = [a.line() for a in world.alert_state.firing(world.clock.now) if ("namespace", NS) in a.labels]
+    firing = [a.line() for a in alerts_of(world).firing(world.clock.now) if ("namespace", NS) in a.labels]
     assert not firing
     assert "Running" in _sh(backend, "kubectl get pods") and "CrashLoopBackOff" not in _sh(backend, "kubectl get pods")
 

@@ -19,6 +19,9 @@ from sre_env.telemetry.alerting import RULES, AlertState, Rule, render_template
 from sre_env.telemetry.metrics_commands import metrics_commands
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.tsdb import TSDB, series_key
+from sre_env.sim.engine import advance
+from sre_env.telemetry.alerting import alerts_of
+from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace
 
@@ -29,7 +32,7 @@ def _developed(env_id: str, seed: int, minutes: int = 4):
     for _ in range(minutes):
         env.step("sleep 60")
     core = env.unwrapped
-    return core, core.backend.world.alert_state.alerts()
+    return core, alerts_of(core.backend.world).alerts()
 
 
 def _names(alerts, state: str = "firing") -> set[str]:
@@ -39,15 +42,15 @@ def _names(alerts, state: str = "firing") -> set[str]:
 def test_every_rule_compiles() -> None:
     world = healthy_world(HOTEL_RESERVATION)
     for rule in RULES:
-        res = query(world.metrics.tsdb, rule.expr)
+        res = query(metrics_of(world).tsdb, rule.expr)
         assert res.ok, (rule.name, res.error)
 
 
 def test_healthy_baseline_is_silent() -> None:
     world = healthy_world(HOTEL_RESERVATION)
-    world.advance(1200)
-    assert world.alert_state.alerts() == []
-    assert world.alert_state.errors == {}
+    advance(world, 1200)
+    assert alerts_of(world).alerts() == []
+    assert alerts_of(world).errors == {}
 
 
 @pytest.mark.parametrize("seed", [0, 2])
@@ -80,14 +83,14 @@ def test_disk_sector_fires_on_the_database(seed: int) -> None:
 
 
 class _FakeWorld:
-    """Just what AlertState reads: a clock and ``metrics.tsdb``."""
+    """A clock and a TSDB: what an AlertState evaluates over."""
 
     def __init__(self) -> None:
         self.clock = SimpleNamespace(now=0.0)
-        self.metrics = SimpleNamespace(tsdb=TSDB())
+        self.tsdb = TSDB()
 
     def scrape(self, value: float | None) -> None:
-        db = self.metrics.tsdb
+        db = self.tsdb
         parts = []
         if value is not None:
             parts.append((db.columns([series_key("errors", {"namespace": "ns", "pod": "p"})]), np.array([value])))
@@ -101,12 +104,12 @@ def test_for_duration_pending_firing_resolved() -> None:
     for t, value in [(0, 1), (15, 9), (30, 9), (45, 9), (60, 1)]:
         world.clock.now = float(t)
         world.scrape(float(value))
-        state.evaluate(world)
+        state.evaluate(world.tsdb, world.clock.now)
         seen.append([(a.state, a.active_since) for a in state.alerts()])
     assert seen == [[], [("pending", 15.0)], [("pending", 15.0)], [("firing", 15.0)], []]
     world.clock.now = 75.0
     world.scrape(9.0)
-    state.evaluate(world)
+    state.evaluate(world.tsdb, world.clock.now)
     (alert,) = state.alerts()
     assert alert.line() == "[pending] TooManyErrors severity=critical namespace=ns pod=p - p has 9 errors"
     assert state.firing() == []
@@ -118,7 +121,7 @@ def test_rules_are_evaluated_on_the_evaluation_interval() -> None:
     for t in range(0, 120, 15):
         world.clock.now = float(t)
         world.scrape(9.0 if t >= 15 else 0.0)
-        state.evaluate(world)
+        state.evaluate(world.tsdb, world.clock.now)
         assert bool(state.firing()) == (t >= 60), t
 
 
@@ -134,25 +137,25 @@ def test_snapshot_restore_keeps_tsdb_and_alerts_identical() -> None:
     core, _ = _developed("SREGym/MissingEnvVar-v0", 0, minutes=2)
     world = core.backend.world
     copy = pickle.loads(world.snapshot())
-    a, b = world.metrics.tsdb, copy.metrics.tsdb
+    a, b = metrics_of(world).tsdb, metrics_of(copy).tsdb
     assert a.keys == b.keys and a.rows == b.rows
     ta, va = a.window(np.arange(a.width), -1e12, 1e12)
     tb, vb = b.window(np.arange(b.width), -1e12, 1e12)
     assert np.array_equal(ta, tb) and np.array_equal(va.view(np.uint64), vb.view(np.uint64))
-    assert [x.line() for x in copy.alert_state.alerts()] == [x.line() for x in world.alert_state.alerts()]
+    assert [x.line() for x in alerts_of(copy).alerts()] == [x.line() for x in alerts_of(world).alerts()]
     # both continue identically
-    world.advance(120)
-    copy.advance(120)
+    advance(world, 120)
+    advance(copy, 120)
     expr = 'sum by (service) (rate(grpc_server_handled_total[1m])) or sum by (service) (rate(http_requests_total[1m]))'
-    assert query(world.metrics.tsdb, expr).to_json() == query(copy.metrics.tsdb, expr).to_json()
-    assert [x.line() for x in copy.alert_state.alerts()] == [x.line() for x in world.alert_state.alerts()]
+    assert query(metrics_of(world).tsdb, expr).to_json() == query(metrics_of(copy).tsdb, expr).to_json()
+    assert [x.line() for x in alerts_of(copy).alerts()] == [x.line() for x in alerts_of(world).alerts()]
 
 
 def test_same_seed_same_query_results() -> None:
     out = []
     for _ in range(2):
         core, alerts = _developed("SREGym/DiskSector-v0", 1, minutes=2)
-        db = core.backend.world.metrics.tsdb
+        db = metrics_of(core.backend.world).tsdb
         now = core.backend.world.clock.now
         out.append(
             (

@@ -10,10 +10,14 @@ import pytest
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
-from sre_env.sim.runtime.process import StartOutcome
-from sre_env.telemetry.exporters import observation_series, pod_cpu_millicores, window_and_mask
+from sre_env.sim.kernel.pods import StartOutcome
+from sre_env.sim.runtime.cpu import pod_cpu_millicores
+from sre_env.telemetry.exporters import observation_series
+from sre_env.telemetry.metrics_store import window_and_mask
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.tsdb import parse_key
+from sre_env.sim.engine import advance
+from sre_env.telemetry.metrics_store import client_sample, metrics_of, service_sample
 
 NS = HOTEL_RESERVATION.namespace
 
@@ -21,16 +25,16 @@ NS = HOTEL_RESERVATION.namespace
 @pytest.fixture(scope="module")
 def world():
     w = healthy_world(HOTEL_RESERVATION)
-    w.advance(300)
+    advance(w, 300)
     return w
 
 
 def _labels(world, metric: str) -> list[dict[str, str]]:
-    return [parse_key(k) for k in world.metrics.tsdb.keys if k.split("\x1f", 1)[0] == metric]
+    return [parse_key(k) for k in metrics_of(world).tsdb.keys if k.split("\x1f", 1)[0] == metric]
 
 
 def _names(world) -> set[str]:
-    return set(world.metrics.tsdb.metric_names())
+    return set(metrics_of(world).tsdb.metric_names())
 
 
 def test_kube_state_metrics_names_and_labels(world) -> None:
@@ -60,14 +64,14 @@ def test_kube_state_metrics_names_and_labels(world) -> None:
     info = next(lab for lab in _labels(world, "kube_pod_info") if lab["pod"].startswith("frontend-"))
     assert {"host_ip", "pod_ip", "node", "created_by_kind", "created_by_name", "uid"} <= set(info)
     assert info["created_by_kind"] == "ReplicaSet"
-    res = query(world.metrics.tsdb, f'sum(kube_pod_status_phase{{namespace="{NS}", phase="Running"}})')
+    res = query(metrics_of(world).tsdb, f'sum(kube_pod_status_phase{{namespace="{NS}", phase="Running"}})')
     assert res.series[0].values[0] == len([p for p in world.store.iter("Pod") if p["metadata"]["namespace"] == NS])
-    ready = query(world.metrics.tsdb, 'kube_node_status_condition{condition="Ready", status="true"}')
+    ready = query(metrics_of(world).tsdb, 'kube_node_status_condition{condition="Ready", status="true"}')
     assert len(ready.series) == len(world.hosts) and all(s.values[0] == 1 for s in ready.series)
     alloc = {(lab["resource"], lab["unit"]) for lab in _labels(world, "kube_node_status_allocatable")}
     assert {("cpu", "core"), ("memory", "byte"), ("pods", "integer")} <= alloc
     # healthy: nothing waits, nothing was terminated
-    assert "kube_pod_container_status_waiting_reason" not in names or not query(world.metrics.tsdb, f'kube_pod_container_status_waiting_reason{{namespace="{NS}"}}').series
+    assert "kube_pod_container_status_waiting_reason" not in names or not query(metrics_of(world).tsdb, f'kube_pod_container_status_waiting_reason{{namespace="{NS}"}}').series
 
 
 def test_cadvisor_and_node_exporter_names_and_labels(world) -> None:
@@ -103,15 +107,15 @@ def test_cadvisor_and_node_exporter_names_and_labels(world) -> None:
     assert len({lab["cpu"] for lab in cpu if lab["node"] == "worker-1"}) == host.cpu_cores
     fs = {lab["mountpoint"]: lab for lab in _labels(world, "node_filesystem_avail_bytes") if lab["node"] == "worker-1"}
     assert fs["/"]["fstype"] == "ext4" and fs["/mnt/data"]["device"] == "/dev/sdb1"
-    limit = query(world.metrics.tsdb, 'node_nf_conntrack_entries_limit{node="worker-1"}').series[0].values[0]
+    limit = query(metrics_of(world).tsdb, 'node_nf_conntrack_entries_limit{node="worker-1"}').series[0].values[0]
     assert limit == float(host.sysctls["net.netfilter.nf_conntrack_max"])
     # the cpu counters advance at about the node's core count per second
-    total = query(world.metrics.tsdb, 'sum by (node) (rate(node_cpu_seconds_total{node="worker-1"}[1m]))').series[0].values[0]
+    total = query(metrics_of(world).tsdb, 'sum by (node) (rate(node_cpu_seconds_total{node="worker-1"}[1m]))').series[0].values[0]
     assert total == pytest.approx(host.cpu_cores, rel=0.02)
 
 
 def test_app_metrics_match_the_traffic_model(world) -> None:
-    db = world.metrics.tsdb
+    db = metrics_of(world).tsdb
     handled = _labels(world, "grpc_server_handled_total")
     assert {lab["service"] for lab in handled} == {"search", "geo", "rate", "profile", "recommendation", "user", "reservation"}
     search = next(lab for lab in handled if lab["service"] == "search")
@@ -136,10 +140,10 @@ def test_app_metrics_match_the_traffic_model(world) -> None:
 
 
 def test_counters_are_monotonic_without_restarts(world) -> None:
-    db = world.metrics.tsdb
+    db = metrics_of(world).tsdb
     w = pickle.loads(pickle.dumps(world))
-    w.advance(600)
-    db = w.metrics.tsdb
+    advance(w, 600)
+    db = metrics_of(w).tsdb
     for metric in ("grpc_server_handled_total", "http_requests_total", "loadgen_requests_total", "node_cpu_seconds_total", "container_cpu_usage_seconds_total", "node_disk_io_time_seconds_total", "grpc_server_handling_seconds_bucket"):
         res = query(db, f"resets({metric}[10m])")
         assert res.ok and res.series, metric
@@ -163,8 +167,8 @@ def _crash(world, prefix: str) -> str:
 def test_counters_reset_when_the_serving_process_restarts(world) -> None:
     w = pickle.loads(pickle.dumps(world))
     name = _crash(w, "search-")
-    w.advance(240)
-    db = w.metrics.tsdb
+    advance(w, 240)
+    db = metrics_of(w).tsdb
     restarts = query(db, f'kube_pod_container_status_restarts_total{{pod="{name}"}}').series[0].values[0]
     assert restarts >= 1
     assert query(db, f'resets(grpc_server_handled_total{{pod="{name}", grpc_code="OK"}}[5m])').series[0].values[0] >= 1
@@ -202,7 +206,7 @@ def test_shared_cpu_estimate_matches_kubectl_top(world) -> None:
 
 
 def test_service_sample_reads_the_recorded_series(world) -> None:
-    rps, err, p99 = world.service_sample(NS, "frontend", world.clock.now)
+    rps, err, p99 = service_sample(world, NS, "frontend", world.clock.now)
     assert rps == pytest.approx(HOTEL_RESERVATION.rps, rel=0.1) and err == 0 and p99 > 0
-    offered, success, latency = world.client_sample(NS, world.clock.now)
+    offered, success, latency = client_sample(world, NS, world.clock.now)
     assert offered == pytest.approx(HOTEL_RESERVATION.rps, rel=0.1) and success == pytest.approx(1.0) and latency > 0

@@ -21,6 +21,8 @@ from sre_env.sim.kernel.world import World
 from sre_env.telemetry.lazylogs import MAX_PER_INTERVAL, ServiceSampler, container_entries, container_lines
 from sre_env.telemetry.log_trace_commands import log_trace_commands
 from sre_env.telemetry.logql import QueryOptions, parse, run_query
+from sre_env.sim.engine import advance
+from sre_env.telemetry.metrics_store import service_sample
 
 NS = APP.namespace
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ")
@@ -31,7 +33,7 @@ def _break_target_port(world: World, service: str, port: int, seconds: float = 1
     ports = api.get("Service", service, NS)["spec"]["ports"]
     ports[0]["targetPort"] = port
     api.patch("Service", service, NS, {"spec": {"ports": ports}}, "merge")
-    world.advance(seconds)
+    advance(world, seconds)
     return world
 
 
@@ -163,7 +165,7 @@ def _expected_requests(world: World, service: str, seconds: float, error_only: b
     t = now - seconds
     while t < now - 1e-9:
         step = min(15.0 - (t % 15.0), now - t)
-        rps, err, _ = world.service_sample(NS, service, (t // 15) * 15 + 15 - 1e-6)
+        rps, err, _ = service_sample(world, NS, service, (t // 15) * 15 + 15 - 1e-6)
         total += rps * step * (err if error_only else 1.0)
         t += step
     return total
@@ -327,7 +329,7 @@ def test_sampler_matches_world_service_sample(broken):
     now = broken.clock.now
     for t in (now, now - 7, now - 600.5, now - 3000, 0.0, -5.0):
         for svc in ("frontend", "mongodb-profile", "nope"):
-            assert sampler.sample(NS, svc, t) == broken.service_sample(NS, svc, t)
+            assert sampler.sample(NS, svc, t) == service_sample(broken, NS, svc, t)
 
 
 # --------------------------------------------------------------------------- shell command

@@ -19,6 +19,9 @@ from sre_env.telemetry.promql_ast import compile_expr
 from sre_env.telemetry.promql_engine import Context, Evaluator, interned_labels
 from sre_env.telemetry.promql_values import Vector
 from sre_env.telemetry.tsdb import TSDB, series_key
+from sre_env.sim.engine import advance
+from sre_env.telemetry.alerting import alerts_of
+from sre_env.telemetry.metrics_store import metrics_of
 
 #: broad queries (a healthy cluster fires no rule, so the rules alone would answer nothing)
 BROAD = (
@@ -45,13 +48,13 @@ def _answers(ev: Evaluator, now: float) -> list:
 
 def test_a_restored_world_shares_label_dicts_and_answers_the_same() -> None:
     world = healthy_world(HOTEL_RESERVATION)
-    world.advance(120.0)
+    advance(world, 120.0)
     now = world.clock.now
-    parent = Evaluator(world.metrics.tsdb)
+    parent = Evaluator(metrics_of(world).tsdb)
     expected = _answers(parent, now)
     assert expected, "the healthy cluster has series the rules select"
     fork = pickle.loads(pickle.dumps(world))
-    tsdb, fork_tsdb = world.metrics.tsdb, fork.metrics.tsdb
+    tsdb, fork_tsdb = metrics_of(world).tsdb, metrics_of(fork).tsdb
     assert fork_tsdb is not tsdb
     # the same series key -> the very same label dict in both worlds (what lets memos carry over)
     for col in range(0, tsdb.width, max(tsdb.width // 50, 1)):
@@ -85,7 +88,7 @@ def test_a_selection_keeps_its_array_until_it_gains_a_series() -> None:
 def test_alert_state_after_restore_matches_an_uninterrupted_one() -> None:
     world = healthy_world(HOTEL_RESERVATION)
     fork = pickle.loads(pickle.dumps(world))
-    world.advance(300.0)
-    fork.advance(300.0)
-    assert isinstance(fork.alert_state, AlertState)
-    assert fork.alert_state.active == world.alert_state.active
+    advance(world, 300.0)
+    advance(fork, 300.0)
+    assert isinstance(alerts_of(fork), AlertState)
+    assert alerts_of(fork).active == alerts_of(world).active

@@ -19,6 +19,8 @@ from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.world import World
 from sre_env.telemetry import traces as T
 from sre_env.telemetry.log_trace_commands import log_trace_commands
+from sre_env.sim.engine import advance
+from sre_env.telemetry.metrics_store import service_sample
 
 NS = APP.namespace
 FAULT_AGE_S = 180.0
@@ -29,7 +31,7 @@ def _break_target_port(world: World, service: str, port: int) -> World:
     ports = api.get("Service", service, NS)["spec"]["ports"]
     ports[0]["targetPort"] = port
     api.patch("Service", service, NS, {"spec": {"ports": ports}}, "merge")
-    world.advance(FAULT_AGE_S)
+    advance(world, FAULT_AGE_S)
     return world
 
 
@@ -124,7 +126,7 @@ def test_dependency_graph_matches_the_call_graph(healthy):
     assert {(p, c) for p, c, _ in deps} == {(c.caller, c.callee) for r in APP.requests for c in r.calls}
     counts = {(p, c): n for p, c, n in deps}
     assert all(n > 0 for n in counts.values())
-    fe_rps = sum(healthy.service_sample(NS, "frontend", healthy.clock.now - k * 15)[0] for k in range(40)) / 40
+    fe_rps = sum(service_sample(healthy, NS, "frontend", healthy.clock.now - k * 15)[0] for k in range(40)) / 40
     assert counts[("frontend", "search")] == pytest.approx(fe_rps * 0.6 * 600, rel=0.1)
     body = json.loads(T.dependencies_json(deps))
     assert {"parent", "child", "callCount"} <= set(body["data"][0])
@@ -156,7 +158,7 @@ def test_error_share_follows_the_metrics(geo_down):
     traces = T.find_traces(geo_down, "frontend", lookback_s=_after_fault(geo_down), limit=10_000)
     weight = sum(tr.weight for tr in traces)
     failed = sum(tr.weight for tr in traces if tr.root.error)
-    _, err, _ = geo_down.service_sample(NS, "frontend", geo_down.clock.now)
+    _, err, _ = service_sample(geo_down, NS, "frontend", geo_down.clock.now)
     assert failed / weight == pytest.approx(err, abs=0.1)
     assert all(tr.request == "search_hotels" for tr in traces if tr.root.error)
 

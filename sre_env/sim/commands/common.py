@@ -14,7 +14,7 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.node.host import BOOT_OFFSET_S, Disk, HostNode
+from sre_env.sim.kernel.hosts import BOOT_OFFSET_S, Disk, HostNode
 
 __all__ = [
     "ok",

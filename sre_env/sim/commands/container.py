@@ -22,7 +22,7 @@ from sre_env.sim.commands.redis import redis_cli
 from sre_env.sim.commands.sh import run_script
 from sre_env.sim.commands.system import meminfo, uptime_line
 from sre_env.sim.commands.views import ContainerView
-from sre_env.sim.node.oslimits import fd_entries, limits_text, os_file, shm_row
+from sre_env.sim.runtime.oslimits import fd_entries, limits_text, os_file, shm_row
 
 __all__ = ["run_container_command", "container_env"]
 

@@ -1,6 +1,6 @@
 """Storage views of a node: ``df``, ``lsblk``, ``iostat``, ``/proc/diskstats``, ``mount``.
 
-All numbers come from the :class:`~sre_env.sim.node.host.Disk` counters. The node
+All numbers come from the :class:`~sre_env.sim.kernel.hosts.Disk` counters. The node
 was up for :data:`BOOT_OFFSET_S` before the episode began, so cumulative
 counters get a deterministic pre-episode baseline; otherwise every
 since-boot average would read as an idle machine.
@@ -13,7 +13,7 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.sim.commands.common import human_df, human_lsblk, running_containers, stable_hash, wall
-from sre_env.sim.node.host import BOOT_OFFSET_S, Disk, HostNode
+from sre_env.sim.kernel.hosts import BOOT_OFFSET_S, Disk, HostNode
 
 __all__ = ["df", "lsblk", "iostat", "diskstats", "mount_lines", "container_id", "sandbox_id", "disk_stats", "DiskStats"]
 

@@ -18,6 +18,7 @@ from sre_env.sim.node import diskfill, files as hostfiles
 
 if TYPE_CHECKING:
     from sre_env.sim.commands.views import HostView
+    from sre_env.sim.kernel.hosts import FileRun
 
 __all__ = ["find"]
 
@@ -113,7 +114,7 @@ def find(view: "HostView", argv: list[str]) -> ExecResult:
     return ExecResult("".join(out[:_MAX_LINES]) + "".join(err), 1 if err else 0)
 
 
-def _drop_run(view: "HostView", directory: str, run: "diskfill.FileRun") -> None:
+def _drop_run(view: "HostView", directory: str, run: "FileRun") -> None:
     fd = diskfill.fill_dirs(view.node)[directory]
     root = view.node.disks[0]
     root.used_bytes = max(int(root.used_bytes) - run.blocks_bytes, 0)

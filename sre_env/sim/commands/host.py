@@ -38,7 +38,7 @@ from sre_env.sim.commands.system import (
     uptime,
 )
 from sre_env.sim.network.nodenet import HOST_COMMANDS as NODENET_COMMANDS, extra_dirs as nodenet_dirs, extra_files as nodenet_file
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.kernel.hosts import HostNode
 from sre_env.sim.commands.views import HostView
 
 __all__ = ["run_host_command", "HOST_COMMANDS"]

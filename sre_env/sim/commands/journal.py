@@ -16,7 +16,7 @@ from sre_env.backend import ExecResult
 from sre_env.sim.commands.common import stable_hash, wall
 from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.kernel.hosts import HostNode
 
 __all__ = ["dmesg", "journalctl", "unit_pid", "journal_entries", "norm_unit"]
 

@@ -18,7 +18,7 @@ from sre_env.sim.commands.common import stable_hash
 from sre_env.sim.runtime.image_contents import ImageInfo
 from sre_env.sim.commands.mongo_users import NOT_HANDLED, authenticate, check_statement, user_statement
 from sre_env.sim.commands.net import dial, resolve
-from sre_env.sim.node.host import Disk
+from sre_env.sim.kernel.hosts import Disk
 from sre_env.sim.commands.views import ContainerView
 
 __all__ = ["mongo_shell", "data_disk"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sre_env.backend import ExecResult
 from sre_env.sim.commands.common import stable_hash, wall
-from sre_env.sim.node.host import Disk, HostNode
+from sre_env.sim.kernel.hosts import Disk, HostNode
 
 __all__ = ["smartctl"]
 

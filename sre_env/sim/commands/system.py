@@ -25,7 +25,7 @@ from sre_env.sim.runtime.image_contents import image_info, process_cmdline
 from sre_env.sim.commands.journal import journal_entries, norm_unit, unit_pid
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.faults import conntrack_count
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.kernel.hosts import HostNode
 
 __all__ = [
     "host_processes",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from sre_env.apps.base import Component
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.kernel.hosts import HostNode
 
 __all__ = ["HostView", "ContainerView"]
 
@@ -67,5 +67,5 @@ class ContainerView:
     #: the app model's in-container tools (psql, kafka-consumer-groups.sh, valkey-cli ...):
     #: (argv, stdin) -> ExecResult, or None when the command is not one of them
     app_tool: Callable[[list[str], str | None], Any] | None = None
-    #: the container's kernel state: port range, TIME_WAIT sockets, open-files limit (sre_env.sim.node.oslimits)
+    #: the container's kernel state: port range, TIME_WAIT sockets, open-files limit (sre_env.sim.runtime.oslimits)
     os_state: Any = None

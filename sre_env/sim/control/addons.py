@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sre_env.sim.control.gatekeeper import NAMESPACE as GATEKEEPER_NS
-from sre_env.sim.control.gatekeeper import bootstrap_webhooks, install_gatekeeper, rotate_certificates
+from sre_env.sim.control.gatekeeper import bootstrap_webhooks, install_gatekeeper, rotate_certificates, webhooks_pending
 from sre_env.sim.control.jobs import reconcile_batch
 from sre_env.sim.control.kube_state_metrics import install_kube_state_metrics, log_denials
-from sre_env.sim.control.namespaces import install_metrics_server, reconcile_namespaces, refresh_apiservices
+from sre_env.sim.control.namespaces import install_metrics_server, namespaces_terminating, reconcile_namespaces, refresh_apiservices
+from sre_env.sim.kubelet.eviction import eviction_pending, run_eviction_managers
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -35,7 +36,6 @@ def install_control_plane_addons(world: World) -> None:
 
 
 def control_plane_tick(world: World) -> None:
-    state = world.__dict__
     store = world.store
     gatekeeper_pod = aggregated = False
     for kind, ns, name in store.dirty:
@@ -43,19 +43,17 @@ def control_plane_tick(world: World) -> None:
             gatekeeper_pod = True
         elif kind == "APIService" or (ns == "kube-system" and name == "metrics-server" and kind in ("Service", "Endpoints")):
             aggregated = True
-    if state.get("gatekeeper_pending"):
+    if webhooks_pending(world):
         bootstrap_webhooks(world)
     elif gatekeeper_pod:
         # a Gatekeeper pod changed: its cert-controller (when enabled) checks the certificates
         rotate_certificates(world)
     if aggregated:
         refresh_apiservices(world)
-    if state.get("terminating_namespaces"):
+    if namespaces_terminating(world):
         reconcile_namespaces(world)
     if store.kind_revision.get("CronJob") or store.kind_revision.get("Job"):
         reconcile_batch(world, dict(store.dirty))
     log_denials(world)
-    if state.get("eviction_nodes"):
-        from sre_env.sim.kubelet.eviction import run_eviction_managers
-
+    if eviction_pending(world):
         run_eviction_managers(world)

@@ -1,76 +1,28 @@
-"""Builds the initial cluster: nodes, system components and an app's manifests.
+"""Bootstrapping a cluster: its Nodes, system namespaces and add-ons, then each app.
 
-Manifests are generated from an :class:`AppSpec` in the shape of the public
-project's Kubernetes manifests (labels ``io.kompose.service``, container
-names, ports), so ``kubectl get deploy -o yaml`` looks like the real thing.
+Hosts (``sre_env.sim.kernel.hosts``) are the machines; a Node is what their
+kubelets post to the API (labels, capacity, addresses, node info). The system
+objects are what a kind cluster with kube-prometheus, ingress-nginx, Gatekeeper
+and the local-path provisioner has before any app is deployed.
 """
 
 from __future__ import annotations
 
-import base64
-from dataclasses import dataclass
 from typing import Any
 
-from sre_env.apps.base import AppSpec, Component
-from sre_env.sim.node.host import Disk, HostNode, default_sysctls
+from sre_env.apps.base import AppSpec, register_spec
+from sre_env.apps.manifests import app_manifests, namespace_object
+from sre_env.sim.control.addons import install_control_plane_addons
+from sre_env.sim.control.apiserver import create
+from sre_env.sim.kubelet.node_status import update_node_conditions
+from sre_env.sim.control.priority import builtin_priority_classes
+from sre_env.sim.kernel.hosts import ClusterLayout, HostNode
+from sre_env.sim.kernel.world import World
+from sre_env.sim.network.netsystem import app_edge_objects, system_network_objects
 
-__all__ = ["ClusterLayout", "DEFAULT_LAYOUT", "make_host_nodes", "node_object", "app_manifests", "namespace_object"]
+__all__ = ["bootstrap", "install_app", "node_object"]
 
-GiB = 1024**3
-
-
-@dataclass(frozen=True)
-class ClusterLayout:
-    workers: int = 3
-    worker_cpu: int = 8
-    worker_memory_gib: int = 16
-    pod_cidr_prefix: str = "10.244"
-
-
-DEFAULT_LAYOUT = ClusterLayout()
-
-
-def make_host_nodes(layout: ClusterLayout) -> list[HostNode]:
-    names = ["control-plane"] + [f"worker-{i}" for i in range(1, layout.workers + 1)]
-    nodes = []
-    for idx, name in enumerate(names):
-        disks = [
-            Disk(
-                device="sda",
-                model="Samsung SSD 870 EVO 250GB",
-                serial=f"S6PENL0T{300000 + idx * 7919:06d}",
-                size_bytes=250 * 1000**3,
-                mountpoint="/",
-                used_bytes=int((31.5 + idx * 2.25) * GiB),
-            )
-        ]
-        if idx > 0:
-            disks.append(
-                Disk(
-                    device="sdb",
-                    model="WDC WD20EFZX-68AWUN0",
-                    serial=f"WD-WX{21 + idx}2D{4100 + idx * 37}A{idx}K",
-                    size_bytes=2000 * 1000**3,
-                    mountpoint="/mnt/data",
-                    used_bytes=int((118.0 + idx * 11.5) * GiB),
-                    rotational=True,
-                    power_on_hours=14_873 + idx * 1_203,
-                )
-            )
-        cpu = 4 if idx == 0 else layout.worker_cpu
-        mem = (8 if idx == 0 else layout.worker_memory_gib) * GiB
-        nodes.append(
-            HostNode(
-                name=name,
-                index=idx,
-                cpu_cores=cpu,
-                memory_bytes=mem,
-                internal_ip=f"172.18.0.{idx + 2}",
-                disks=disks,
-                sysctls=default_sysctls(),
-            )
-        )
-    return nodes
+Obj = dict[str, Any]
 
 
 def node_object(node: HostNode, layout: ClusterLayout) -> dict[str, Any]:
@@ -137,150 +89,80 @@ def node_object(node: HostNode, layout: ClusterLayout) -> dict[str, Any]:
     }
 
 
-def namespace_object(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "kind": "Namespace",
-        "apiVersion": "v1",
-        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}},
-        "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
-    }
-
-
-def _container(c: Component) -> dict[str, Any]:
-    ctr: dict[str, Any] = {"name": c.container, "image": c.image}
-    if c.command:
-        ctr["command"] = list(c.command)
-    if c.args:
-        ctr["args"] = list(c.args)
-    if c.env or c.secret_env:
-        ctr["env"] = [{"name": k, "value": v} for k, v in c.env] + [
-            {"name": k, "valueFrom": {"secretKeyRef": {"name": sec, "key": key}}} for k, sec, key in c.secret_env
-        ]
-    if c.env_from:
-        ctr["envFrom"] = [{"configMapRef" if src == "configMap" else "secretRef": {"name": name}} for src, name in c.env_from]
-    ports = [{"containerPort": p, "protocol": proto} | ({"name": n} if n else {}) for n, p, proto in c.container_ports]
-    if ports:
-        ctr["ports"] = ports
-    res: dict[str, Any] = {}
-    limits = {k: v for k, v in (("cpu", c.cpu_limit), ("memory", c.memory_limit)) if v}
-    requests = {k: v for k, v in (("cpu", c.cpu_request), ("memory", c.memory_request)) if v}
-    if limits:
-        res["limits"] = limits
-    if requests:
-        res["requests"] = requests
-    ctr["resources"] = res
-    ctr["imagePullPolicy"] = "IfNotPresent"
-    ctr["terminationMessagePath"] = "/dev/termination-log"
-    ctr["terminationMessagePolicy"] = "File"
-    if c.volume_claim:
-        ctr["volumeMounts"] = [{"name": c.volume_claim.removesuffix("-pvc") + "-storage" if c.volume_claim.endswith("-pvc") else c.volume_claim, "mountPath": c.data_path}]
-    if c.config_files:
-        ctr.setdefault("volumeMounts", []).extend({"name": f"{c.name}-config", "mountPath": path, "subPath": key} for key, path, _ in c.config_files)
-    return ctr
-
-
-def component_labels(c: Component, label_key: str = "io.kompose.service") -> dict[str, str]:
-    labels = {label_key: c.name}
-    labels.update(dict(c.labels))
-    return labels
-
-
-def app_manifests(app: AppSpec) -> list[dict[str, Any]]:
-    """Namespace, PVCs, workloads and services of an app, in creation order."""
-    objs: list[dict[str, Any]] = [namespace_object(app.namespace)]
-    for name, data in app.config_maps:
-        objs.append({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "namespace": app.namespace}, "data": dict(data)})
-    for name, data in app.secrets:
-        encoded = {k: base64.b64encode(v.encode()).decode() for k, v in data}
-        objs.append({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": name, "namespace": app.namespace}, "type": "Opaque", "data": encoded})
-    helm = app.manifest_style == "helm"
-    for c in app.components:
-        if c.config_files:
-            objs.append({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": c.name, "namespace": app.namespace}, "data": {key: content for key, _, content in c.config_files}})
-        if c.volume_claim:
-            objs.append(
-                {
-                    "kind": "PersistentVolumeClaim",
-                    "apiVersion": "v1",
-                    "metadata": {"name": c.volume_claim, "namespace": app.namespace, "labels": component_labels(c, app.label_key)},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": c.storage}},
-                        "storageClassName": "local-path",
-                        "volumeMode": "Filesystem",
-                    },
-                }
-            )
-    for c in app.components:
-        labels = component_labels(c, app.label_key)
-        template: dict[str, Any] = {
-            "metadata": {"labels": {**labels, **dict(c.template_labels)}, "annotations": {} if helm else {"sidecar.istio.io/statsInject": "false"}},
-            "spec": {
-                "containers": [_container(c)],
-                "restartPolicy": "Always",
-                "terminationGracePeriodSeconds": 30,
-                "dnsPolicy": "ClusterFirst",
-                "schedulerName": "default-scheduler",
-            },
+def bootstrap(world: World) -> None:
+    """The cluster before any app: Nodes, system namespaces, Services, priority classes and add-ons."""
+    for host in world.hosts.values():
+        world.store.create(node_object(host, world.layout))
+        host.journal.append((-120.0, "kubelet", "Started kubelet: The Kubernetes Node Agent."))
+    update_node_conditions(world)
+    for ns in ("default", "kube-system", "kube-public", "kube-node-lease", "local-path-storage"):
+        world.store.create(namespace_object(ns))
+    world.store.create(
+        {
+            "kind": "StorageClass",
+            "apiVersion": "storage.k8s.io/v1",
+            "metadata": {"name": "local-path", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "rancher.io/local-path",
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer",
         }
-        if c.volume_claim:
-            vol_name = _container(c)["volumeMounts"][0]["name"]
-            template["spec"]["volumes"] = [{"name": vol_name, "persistentVolumeClaim": {"claimName": c.volume_claim}}]
-        if c.config_files:
-            template["spec"].setdefault("volumes", []).append({"name": f"{c.name}-config", "configMap": {"name": c.name, "defaultMode": 420}})
-        if helm:
-            template["spec"]["hostname"] = c.name
-        spec: dict[str, Any] = {
-            "replicas": c.replicas,
-            "selector": {"matchLabels": dict(labels)},
-            "template": template,
-            "revisionHistoryLimit": 10,
-        }
-        if c.kind == "Deployment":
-            spec["strategy"] = (
-                {"type": "Recreate"}
-                if c.volume_claim
-                else {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}
-            )
-            spec["progressDeadlineSeconds"] = 600
-        else:
-            spec["serviceName"] = c.name
-            spec["podManagementPolicy"] = "OrderedReady"
-            spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
-        objs.append(
+    )
+    world.store.create({"kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}], **_SERVICE_DEFAULTS}})
+    world.store.create({"kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns"}}, "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"k8s-app": "kube-dns"}, "clusterIPs": ["10.96.0.10"], "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53}, {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53}], **_SERVICE_DEFAULTS}})
+    for pc in builtin_priority_classes():
+        world.store.create(pc)
+    world.images.add("registry.k8s.io/coredns/coredns:v1.11.3")
+    world.images.add("docker.io/rancher/local-path-provisioner:v0.0.30")
+    for obj in system_network_objects(world):
+        create(world, obj)
+    create(world, _system_deployment("local-path-provisioner", "local-path-storage", "docker.io/rancher/local-path-provisioner:v0.0.30", {"app": "local-path-provisioner"}, 1, [], control_plane=True))
+    install_control_plane_addons(world)
+
+
+def install_app(world: "World", app: AppSpec) -> None:
+    register_spec(app)
+    for comp in app.components:
+        world.components[(app.namespace, comp.name)] = comp
+        world.images.add(comp.image)
+        if comp.command:
+            world.images.add_program(comp.image, comp.command[0], comp)
+    for ref in app.extra_images:
+        world.images.add(ref)
+    for node, labels, taints in app.node_setup:
+        obj = world.store.get("Node", node)
+        obj["metadata"].setdefault("labels", {}).update(dict(labels))
+        obj["spec"].setdefault("taints", []).extend(dict(t) for t in taints)
+        world.store.touch(obj)
+    for obj in app_manifests(app):
+        create(world, obj)
+    for obj in app_edge_objects(app):
+        create(world, obj)
+    if app.model_factory is not None:
+        world.app_models[app.name] = app.model_factory(app)
+
+
+#: the Service fields the API server defaults (the two bootstrap Services are stored without the create path)
+_SERVICE_DEFAULTS: Obj = {"sessionAffinity": "None", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"}
+
+
+def _system_deployment(name: str, ns: str, image: str, labels: dict[str, str], replicas: int, ports: list[tuple[str, int, str]], control_plane: bool) -> Obj:
+    spec: Obj = {
+        "containers": [
             {
-                "kind": c.kind,
-                "apiVersion": "apps/v1",
-                "metadata": {
-                    "name": c.name,
-                    "namespace": app.namespace,
-                    "labels": dict(labels),
-                    "annotations": {} if helm else {"kompose.cmd": "kompose convert", "kompose.version": "1.22.0 (955b78124)"},
-                },
-                "spec": spec,
+                "name": name,
+                "image": image,
+                "ports": [{"name": n, "containerPort": p, "protocol": proto} for n, p, proto in ports],
+                "resources": {"requests": {"cpu": "100m", "memory": "70Mi"}},
             }
-        )
-        if c.service_ports:
-            objs.append(
-                {
-                    "kind": "Service",
-                    "apiVersion": "v1",
-                    "metadata": {"name": c.name, "namespace": app.namespace, **({} if helm else {"labels": dict(labels)})},
-                    "spec": {
-                        "type": "ClusterIP",
-                        "selector": dict(labels),
-                        "ports": [
-                            {"name": n, "port": p, "targetPort": tp, "protocol": proto}
-                            for n, p, tp, proto in c.service_ports
-                        ],
-                        "sessionAffinity": "None",
-                        "ipFamilies": ["IPv4"],
-                        "ipFamilyPolicy": "SingleStack",
-                        "internalTrafficPolicy": "Cluster",
-                    },
-                }
-            )
-    if app.customize is not None:
-        objs = app.customize(app, objs)
-    return objs
+        ],
+        "priorityClassName": "system-cluster-critical",
+    }
+    if control_plane:
+        spec["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
+        spec["nodeSelector"] = {"kubernetes.io/os": "linux"}
+    return {
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": {"name": name, "namespace": ns, "labels": dict(labels)},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)}, "template": {"metadata": {"labels": dict(labels)}, "spec": spec}},
+    }

@@ -18,6 +18,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import parse_int_or_percent
 from sre_env.sim.control.sched_hooks import created_ok, failed_create, reconcile_extras
 from sre_env.kube.selectors import match_labels
+from sre_env.sim.control.apiserver import new_pod_from_template
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -282,7 +283,7 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
         if len(live) < want and not rs["metadata"].get("deletionTimestamp"):
             for _ in range(want - len(live)):
                 try:
-                    pod = world.new_pod_from_template(rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
+                    pod = new_pod_from_template(world, rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
                 except ApiError as exc:
                     # admission refused it (quota, priority class): FailedCreate, retried with back-off
                     failed_create(world, rs, exc)
@@ -501,7 +502,7 @@ def reconcile_volumes(world: "World") -> None:
         if claim is None or claim["metadata"]["uid"] != ref.get("uid"):
             if pv["spec"].get("persistentVolumeReclaimPolicy", "Delete") == "Delete":
                 store.remove("PersistentVolume", pv["metadata"]["name"])
-                world.on_volume_deleted(pv)
+                world.fault_epoch += 1  # routes through this volume change
             elif pv.get("status", {}).get("phase") != "Released":
                 pv["status"] = {"phase": "Released"}
                 store.touch(pv)

@@ -14,6 +14,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.control.controllers import pod_is_ready, template_hash
+from sre_env.sim.control.apiserver import new_pod_from_template
+from sre_env.sim.control.binding import bind_pod
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -87,10 +89,10 @@ def _create_pod(world: "World", ds: Obj, node: str, hash_: str) -> None:
             tols.append(dict(t))
     spec["tolerations"] = tols
     spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
-    pod = world.new_pod_from_template(ds, {"metadata": meta, "spec": spec}, ds["metadata"]["name"] + "-")
+    pod = new_pod_from_template(world, ds, {"metadata": meta, "spec": spec}, ds["metadata"]["name"] + "-")
     if pod is not None:
         world.event(ds, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", "daemonset-controller")
-        world.bind_pod(pod, node)
+        bind_pod(world, pod, node)
 
 
 def _reconcile_one(world: "World", ds: Obj) -> None:

@@ -18,14 +18,17 @@ that is still starting never fails closed on its own policy engine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.tls import b64, pem_certificate, pem_private_key
+from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
 __all__ = [
+    "webhooks_pending",
     "CERT_SECRET",
     "IMAGE",
     "MUTATING",
@@ -110,7 +113,7 @@ def _deployment(name: str, operation: str, args: list[str], ports: list[tuple[st
 
 def install_gatekeeper(world: World) -> None:
     """Namespace, certificate, controller-manager, audit and the webhook Service (configurations follow)."""
-    from sre_env.sim.control.cluster import namespace_object
+    from sre_env.apps.manifests import namespace_object
 
     store = world.store
     for ns in _SYSTEM_NS:
@@ -118,10 +121,11 @@ def install_gatekeeper(world: World) -> None:
         if obj is not None:
             obj["metadata"].setdefault("labels", {})[IGNORE_LABEL] = "true"
             store.touch(obj)
-    world.create(namespace_object(NAMESPACE, {IGNORE_LABEL: "no-self-managing", "control-plane": "controller-manager", "gatekeeper.sh/system": "yes"}))
+    create(world, namespace_object(NAMESPACE, {IGNORE_LABEL: "no-self-managing", "control-plane": "controller-manager", "gatekeeper.sh/system": "yes"}))
     world.images.add(IMAGE)
     host = f"{WEBHOOK_SERVICE}.{NAMESPACE}.svc"
-    world.create(
+    create(
+        world,
         {
             "kind": "Secret",
             "apiVersion": "v1",
@@ -135,9 +139,10 @@ def install_gatekeeper(world: World) -> None:
             },
         }
     )
-    world.create({"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": "gatekeeper-admin", "namespace": NAMESPACE, "labels": {"app": "gatekeeper", "release": "gatekeeper"}}})
+    create(world, {"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": "gatekeeper-admin", "namespace": NAMESPACE, "labels": {"app": "gatekeeper", "release": "gatekeeper"}}})
     common = ["--logtostderr", "--log-level=INFO", "--exempt-namespace=gatekeeper-system", "--disable-opa-builtin={http.send}", "--disable-cert-rotation"]
-    world.create(
+    create(
+        world,
         _deployment(
             "gatekeeper-controller-manager",
             "webhook",
@@ -145,7 +150,8 @@ def install_gatekeeper(world: World) -> None:
             [("webhook-server", 8443), ("metrics", 8888), ("healthz", 9090)],
         )
     )
-    world.create(
+    create(
+        world,
         _deployment(
             "gatekeeper-audit",
             "audit",
@@ -153,7 +159,8 @@ def install_gatekeeper(world: World) -> None:
             [("metrics", 8888), ("healthz", 9090)],
         )
     )
-    world.create(
+    create(
+        world,
         {
             "kind": "Service",
             "apiVersion": "v1",
@@ -165,7 +172,7 @@ def install_gatekeeper(world: World) -> None:
             },
         }
     )
-    world.__dict__["gatekeeper_pending"] = True
+    world.slot(_WebhookBootstrap).pending = True
 
 
 def _client(path: str) -> Obj:
@@ -233,9 +240,20 @@ def webhook_configurations() -> list[Obj]:
     ]
 
 
+@dataclass
+class _WebhookBootstrap:
+    #: Gatekeeper is installed but its webhook configurations wait for a ready webhook endpoint
+    pending: bool = False
+
+
+def webhooks_pending(world: World) -> bool:
+    state = world.peek(_WebhookBootstrap)
+    return state is not None and state.pending
+
+
 def bootstrap_webhooks(world: World) -> None:
     """Register the webhook configurations once the webhook service has a ready endpoint."""
-    if not world.__dict__.get("gatekeeper_pending"):
+    if not webhooks_pending(world):
         return
     ep = world.store.find("Endpoints", WEBHOOK_SERVICE, NAMESPACE)
     if not any(s.get("addresses") for s in (ep or {}).get("subsets") or ()):
@@ -243,7 +261,7 @@ def bootstrap_webhooks(world: World) -> None:
     for obj in webhook_configurations():
         if world.store.find(obj["kind"], obj["metadata"]["name"]) is None:
             world.store.create(obj)
-    world.__dict__["gatekeeper_pending"] = False
+    world.slot(_WebhookBootstrap).pending = False
 
 
 # --------------------------------------------------------------------------- cert-controller

@@ -41,14 +41,14 @@ class _HpaSync:
             st.hpa_loop = False
             return
         sync_hpas(world)
-        world.schedule(world.clock.now + SYNC_S, _HpaSync())
+        world.clock.schedule(world.clock.now + SYNC_S, _HpaSync())
 
 
 def ensure_hpa_loop(world: "World") -> None:
     st = sched_state(world)
     if not st.hpa_loop:
         st.hpa_loop = True
-        world.schedule(world.clock.now + SYNC_S, _HpaSync())
+        world.clock.schedule(world.clock.now + SYNC_S, _HpaSync())
 
 
 def cpu_target(hpa: Obj) -> int | None:
@@ -67,7 +67,7 @@ def cpu_target(hpa: Obj) -> int | None:
 
 
 def _pod_usage(world: "World", pod: Obj) -> int:
-    from sre_env.telemetry.exporters import pod_cpu_millicores
+    from sre_env.sim.runtime.cpu import pod_cpu_millicores
 
     rps = 0.0
     for res in world.last_traffic.values():

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import copy
 from datetime import timedelta
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
 from sre_env.kube.timefmt import EPOCH, iso, parse_iso
+from sre_env.sim.control.apiserver import new_pod_from_template
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -130,7 +132,7 @@ def _sync_job(world: World, job: Obj) -> None:
         world.event(job, "Warning", "BackoffLimitExceeded", "Job has reached the specified backoff limit", "job-controller")
     elif not active and not spec.get("suspend"):
         try:
-            pod = world.new_pod_from_template(job, spec["template"], f"{meta['name']}-")
+            pod = new_pod_from_template(world, job, spec["template"], f"{meta['name']}-")
         except ApiError as exc:
             world.event(job, "Warning", "FailedCreate", f"Error creating: {exc.message}", "job-controller")
             _schedule_job_retry(world, now + 10.0)
@@ -157,9 +159,15 @@ def _sync_job(world: World, job: Obj) -> None:
         store.touch(job)
 
 
+@dataclass
+class _BatchWake:
+    #: when the Job/CronJob controllers must look again without a change (None: never scheduled)
+    at: float | None = None
+
+
 def _schedule_job_retry(world: World, at: float) -> None:
-    state = world.__dict__
-    state["batch_wake"] = min(state.get("batch_wake", float("inf")), at)
+    state = world.slot(_BatchWake)
+    state.at = min(state.at if state.at is not None else float("inf"), at)
 
 
 # --------------------------------------------------------------------------- cronjobs
@@ -274,9 +282,9 @@ def reconcile_batch(world: World, dirty: dict[tuple[str, str, str], None] | None
     store = world.store
     if not store.kind_revision.get("CronJob") and not store.kind_revision.get("Job"):
         return
-    state = world.__dict__
+    state = world.slot(_BatchWake)
     now = world.clock.now
-    due = now >= state.get("batch_wake", 0.0)
+    due = now >= (state.at if state.at is not None else 0.0)
     jobs: set[tuple[str, str]] = set()
     cjs: set[tuple[str, str]] = set()
     for kind, ns, name in dirty or ():
@@ -294,7 +302,7 @@ def reconcile_batch(world: World, dirty: dict[tuple[str, str, str], None] | None
                 if ref.get("kind") == "Job":
                     jobs.add((ns, ref["name"]))
     if due:
-        state["batch_wake"] = float("inf")
+        state.at = float("inf")
         cjs |= {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in store.iter("CronJob")}
         jobs |= {(j["metadata"]["namespace"], j["metadata"]["name"]) for j in store.iter("Job") if not _job_finished(j)}
     for ns, name in sorted(jobs):

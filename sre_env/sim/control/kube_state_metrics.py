@@ -12,10 +12,12 @@ series disappear from Prometheus.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.rbac import authorize, forbidden_message, rbac_revision, service_account_user
+from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -89,7 +91,7 @@ def install_kube_state_metrics(world: World) -> None:
                 "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}],
             }
         )
-    world.create({"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": dict(_LABELS)}})
+    create(world, {"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": dict(_LABELS)}})
     store.create(cluster_role())
     store.create(cluster_role_binding())
     container = {
@@ -102,7 +104,8 @@ def install_kube_state_metrics(world: World) -> None:
         "resources": {"requests": {"cpu": "10m", "memory": "190Mi"}, "limits": {"memory": "250Mi"}},
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True, "runAsNonRoot": True, "runAsUser": 65534, "seccompProfile": {"type": "RuntimeDefault"}},
     }
-    world.create(
+    create(
+        world,
         {
             "kind": "Deployment",
             "apiVersion": "apps/v1",
@@ -123,7 +126,8 @@ def install_kube_state_metrics(world: World) -> None:
             },
         }
     )
-    world.create(
+    create(
+        world,
         {
             "kind": "Service",
             "apiVersion": "v1",
@@ -133,27 +137,33 @@ def install_kube_state_metrics(world: World) -> None:
     )
 
 
+@dataclass
+class _KsmState:
+    #: (RBAC revision, kinds kube-state-metrics may not list at it)
+    denied: tuple[Any, frozenset[str]] | None = None
+    #: when the reflectors log their next round of retries
+    next_log: float = 0.0
+
+
 def denied_kinds(world: World) -> frozenset[str]:
     """Exported kinds kube-state-metrics' service account may not list (cached per RBAC revision)."""
     store = world.store
-    cache = world.__dict__.setdefault("ksm_denied", {})
+    state = world.slot(_KsmState)
     rev = rbac_revision(store)
-    hit = cache.get(rev)
-    if hit is not None:
-        return hit
+    if state.denied is not None and state.denied[0] == rev:
+        return state.denied[1]
     denied = frozenset(k for k, (res, grp, _) in LISTS.items() if not authorize(store, USER, "list", res, grp))
-    cache.clear()
-    cache[rev] = denied
+    state.denied = (rev, denied)
     return denied
 
 
 def log_denials(world: World) -> None:
     """The reflectors' retries: client-go's warning and error lines in the exporter's log."""
     now = world.clock.now
-    state = world.__dict__
-    if now < state.get("ksm_next_log", 0.0):
+    state = world.slot(_KsmState)
+    if now < state.next_log:
         return
-    state["ksm_next_log"] = now + _LOG_EVERY_S
+    state.next_log = now + _LOG_EVERY_S
     denied = denied_kinds(world)
     if not denied:
         return

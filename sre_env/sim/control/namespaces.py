@@ -16,20 +16,22 @@ APIService, so ``kubectl top`` has a Metrics API to ask.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
 from sre_env.kube.timefmt import iso
 from sre_env.kube.kinds import kind_info
+from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
 __all__ = [
+    "namespaces_terminating",
     "METRICS_APISERVICE",
     "apiservice_condition",
     "begin_namespace_deletion",
-    "check_create_allowed",
     "install_metrics_server",
     "metrics_api_available",
     "metrics_server_objects",
@@ -97,9 +99,9 @@ def install_metrics_server(world: World) -> None:
         version, _, grp = group.partition(".")
         name = group if grp else "v1."
         store.create({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name, "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}}, "spec": {"group": grp, "version": version, "groupPriorityMinimum": 18000, "versionPriority": 15}, "status": {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": iso(0), "reason": "Local", "message": "Local APIServices are always available"}]}})
-    world.create({"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": "metrics-server", "namespace": "kube-system", "labels": {"k8s-app": "metrics-server"}}})
+    create(world, {"kind": "ServiceAccount", "apiVersion": "v1", "metadata": {"name": "metrics-server", "namespace": "kube-system", "labels": {"k8s-app": "metrics-server"}}})
     for obj in metrics_server_objects():
-        world.create(obj)
+        create(world, obj)
     store.create(
         {
             "apiVersion": "apiregistration.k8s.io/v1",
@@ -167,7 +169,7 @@ def begin_namespace_deletion(world: World, ns_obj: Obj) -> Obj:
         meta["deletionTimestamp"] = iso(world.clock.now)
         ns_obj.setdefault("status", {})["phase"] = "Terminating"
         world.store.touch(ns_obj)
-    world.__dict__.setdefault("terminating_namespaces", {})[name] = None
+    world.slot(_Terminating).names[name] = None
     reconcile_namespaces(world)
     return ns_obj
 
@@ -180,10 +182,21 @@ def _content(world: World, name: str) -> list[tuple[str, Obj]]:
     return out
 
 
+@dataclass
+class _Terminating:
+    #: namespaces being deleted whose content the namespace controller still has to remove
+    names: dict[str, None] = field(default_factory=dict)
+
+
+def namespaces_terminating(world: World) -> bool:
+    state = world.peek(_Terminating)
+    return bool(state is not None and state.names)
+
+
 def reconcile_namespaces(world: World) -> None:
-    pending: dict[str, None] = world.__dict__.get("terminating_namespaces") or {}
-    if not pending:
+    if not namespaces_terminating(world):
         return
+    pending = world.slot(_Terminating).names
     failures = _discovery_failures(world)
     now = iso(world.clock.now)
     for name in sorted(pending):
@@ -213,33 +226,3 @@ def reconcile_namespaces(world: World) -> None:
         if [(c["type"], c["status"], c["message"]) for c in old] != [(c["type"], c["status"], c["message"]) for c in conds]:
             ns_obj["status"] = {"phase": "Terminating", "conditions": conds}
             world.store.touch(ns_obj)
-
-
-def check_create_allowed(world: World, obj: Obj) -> None:
-    """The NamespaceLifecycle admission plugin: nothing new in (or named like) a terminating namespace.
-
-    New namespaces get the API's defaults (the ``kubernetes`` finalizer, phase Active).
-    """
-    kind = obj.get("kind", "")
-    meta = obj.get("metadata") or {}
-    if kind == "Namespace":
-        existing = world.store.find("Namespace", meta.get("name", ""))
-        if existing is not None and existing["metadata"].get("deletionTimestamp"):
-            raise ApiError(409, "AlreadyExists", f'object is being deleted: namespaces "{meta.get("name", "")}" already exists')
-        # the API's defaults for a new namespace
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
-        obj.setdefault("status", {}).setdefault("phase", "Active")
-        meta.setdefault("labels", {}).setdefault("kubernetes.io/metadata.name", meta.get("name", ""))
-        return
-    if kind == "Event":
-        return
-    try:
-        namespaced = kind_info(kind).namespaced
-    except KeyError:
-        return
-    if not namespaced:
-        return
-    ns = world.store.find("Namespace", meta.get("namespace") or "default")
-    if ns is not None and ns["metadata"].get("deletionTimestamp"):
-        resource = kind_info(kind).resource
-        raise ApiError.forbidden(f'{resource} "{meta.get("name") or meta.get("generateName", "")}" is forbidden: unable to create new content in namespace {ns["metadata"]["name"]} because it is being terminated')

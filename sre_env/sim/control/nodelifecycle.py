@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
-from sre_env.sim.node.host import kubelet_x509_error
+from sre_env.sim.kernel.hosts import kubelet_x509_error
+from sre_env.sim.kubelet.node_status import update_node_conditions
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
     from sre_env.sim.kernel.world import World
 
 __all__ = ["reconcile_node_lifecycle", "NODE_MONITOR_GRACE_S", "UNREACHABLE"]
@@ -90,7 +91,7 @@ def _recovered(world: "World", host: "HostNode", now: float) -> None:
             node["spec"].pop("taints", None)
         world.store.touch(node)
         world.event(node, "Normal", "NodeReady", f"Node {host.name} status is now: NodeReady", "kubelet")
-    world._update_node_conditions()
+    update_node_conditions(world)
     # the kubelet re-lists its pods and reports them (and finishes pending deletions)
     for pod in _pods_on(world, host.name):
         rt = world.runtimes.get(pod["metadata"]["uid"])

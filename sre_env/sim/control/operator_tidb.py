@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.controllers import pod_is_ready
+from sre_env.sim.control.apiserver import create
+from sre_env.sim.logs.streams import container_raw_log
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
@@ -191,7 +193,7 @@ def _operator_log(world: "World", line: str) -> None:
                 t = world.clock.now
                 stamp = iso(t)
                 head = f"I{stamp[5:7]}{stamp[8:10]} {stamp[11:19]}.{zlib.crc32(line.encode()) % 1_000_000:06d}       1"
-                world.container_raw_log(pod, ctr, t, f"{head} {line}")
+                container_raw_log(world, pod, ctr, t, f"{head} {line}")
                 return
 
 
@@ -202,7 +204,7 @@ def sync_cluster(world: "World", tc: Obj) -> None:
     for svc in desired_services(tc):
         cur = store.find("Service", svc["metadata"]["name"], ns)
         if cur is None:
-            world.create(svc)
+            create(world, svc)
             world.event(tc, "Normal", "SuccessfulCreate", f"create Service {svc['metadata']['name']} in TidbCluster {cluster} successful", "tidb-controller-manager")
         elif cur["spec"].get("selector") != svc["spec"]["selector"] or [(p.get("port"), p.get("targetPort")) for p in cur["spec"].get("ports") or ()] != [(p["port"], p["targetPort"]) for p in svc["spec"]["ports"]]:
             new = copy.deepcopy(cur)
@@ -215,7 +217,7 @@ def sync_cluster(world: "World", tc: Obj) -> None:
         name = want["metadata"]["name"]
         cur = store.find("StatefulSet", name, ns)
         if cur is None:
-            world.create(want)
+            create(world, want)
             world.event(tc, "Normal", "SuccessfulCreate", f"create StatefulSet {name} in TidbCluster {cluster} successful", "tidb-controller-manager")
             _operator_log(world, f'tidb_cluster_control.go:128] TidbCluster: [{ns}/{cluster}] created StatefulSet {name}')
             continue

@@ -44,11 +44,7 @@ class SchedState:
 
 
 def sched_state(world: "World") -> SchedState:
-    st = getattr(world, "sched_state", None)
-    if st is None:
-        st = SchedState()
-        world.sched_state = st  # type: ignore[attr-defined]
-    return st
+    return world.slot(SchedState)
 
 
 def admit_pod(world: "World", pod: Obj) -> None:
@@ -98,13 +94,13 @@ def failed_create(world: "World", rs: Obj, exc: ApiError) -> None:
     rs.setdefault("status", {})["conditions"] = conds
     if key not in st.retry_at:
         st.retry_at[key] = world.clock.now + min(RETRY_S * 2 ** (n - 1), RETRY_MAX_S)
-        world.schedule(st.retry_at[key], _RetryCreate(meta["namespace"], meta["name"]))
+        world.clock.schedule(st.retry_at[key], _RetryCreate(meta["namespace"], meta["name"]))
 
 
 def created_ok(world: "World", rs: Obj) -> None:
     """A create went through: forget the back-off and clear the condition."""
     meta = rs["metadata"]
-    st = getattr(world, "sched_state", None)
+    st = world.peek(SchedState)
     if st is not None and st.failed_creates.pop((meta["namespace"], meta["name"]), None) is not None:
         status = rs.get("status") or {}
         status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "ReplicaFailure"]
@@ -166,7 +162,7 @@ def reconcile_extras(world: "World", dirty: dict[tuple[str, str, str], None]) ->
             nodes.add(name)
     if pod_ns and store.kind_revision.get("ResourceQuota"):
         refresh_quota_status(store, pod_ns)
-    st = getattr(world, "sched_state", None)
+    st = world.peek(SchedState)
     if st is not None and st.failed_creates and kinds & {"ResourceQuota", "PriorityClass"}:
         reconcile_replicasets(world, set(st.failed_creates))
     if nodes:

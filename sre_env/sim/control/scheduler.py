@@ -15,6 +15,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.sim.control.preemption import preempt, select_victims
 from sre_env.sim.control.priority import pod_priority
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.sim.control.binding import bind_pod
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -191,7 +192,7 @@ def schedule_pending(world: "World") -> None:
         placed.append(pod)
         if pod.get("status", {}).get("nominatedNodeName"):
             del pod["status"]["nominatedNodeName"]
-        world.bind_pod(pod, node)
+        bind_pod(world, pod, node)
         anti_holders = anti_holders or _has_affinity(pod)
 
 

@@ -14,11 +14,12 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.control.controllers import pod_is_ready, template_hash
+from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
-__all__ = ["reconcile_statefulsets"]
+__all__ = ["reconcile_statefulsets", "reconcile_dirty_statefulsets"]
 
 Obj = dict[str, Any]
 REVISION_LABEL = "controller-revision-hash"
@@ -100,7 +101,8 @@ def _ensure_claims(world: "World", sts: Obj, ordinal: int) -> None:
         claim = f"{tmpl['metadata']['name']}-{name}-{ordinal}"
         if world.store.find("PersistentVolumeClaim", claim, ns) is None:
             labels = dict(sts["spec"]["selector"].get("matchLabels") or {})
-            world.create(
+            create(
+                world,
                 {
                     "kind": "PersistentVolumeClaim",
                     "apiVersion": "v1",
@@ -132,7 +134,7 @@ def _create_pod(world: "World", sts: Obj, ordinal: int, revision: str) -> Obj:
     meta["ownerReferences"] = [
         {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name, "uid": sts["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
     ]
-    return world.create({"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": pspec})
+    return create(world, {"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": pspec})
 
 
 def _status(world: "World", sts: Obj, pods: dict[int, Obj], replicas: int, revision: str) -> None:
@@ -160,3 +162,20 @@ def _status(world: "World", sts: Obj, pods: dict[int, Obj], replicas: int, revis
     if status != old:
         sts["status"] = status
         world.store.touch(sts)
+
+
+def reconcile_dirty_statefulsets(world: World, dirty: dict[tuple[str, str, str], None]) -> None:
+    """Reconcile the StatefulSets that dirty objects (their pods, themselves) belong to."""
+    only: set[tuple[str, str]] = set()
+    for kind, ns, name in dirty:
+        if kind == "StatefulSet":
+            only.add((ns, name))
+        elif kind == "Pod":
+            pod = world.store.find("Pod", name, ns)
+            ref = next((r for r in (pod["metadata"].get("ownerReferences") or ()) if r.get("kind") == "StatefulSet"), None) if pod else None
+            if ref:
+                only.add((ns, ref["name"]))
+            elif pod is None and name.rsplit("-", 1)[-1].isdigit():
+                only.add((ns, name.rsplit("-", 1)[0]))
+    if only:
+        reconcile_statefulsets(world, only)

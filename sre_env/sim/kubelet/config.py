@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
 
 __all__ = ["kubelet_start_error", "NODE_PKI_FILES"]
 

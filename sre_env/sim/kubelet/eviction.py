@@ -17,6 +17,7 @@ costs nothing on a healthy cluster.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -24,12 +25,13 @@ import yaml
 from sre_env.kube.timefmt import iso
 from sre_env.sim.kubelet.config import kubelet_start_error
 from sre_env.kube.quantity import memory_bytes
+from sre_env.sim.kubelet.node_status import update_node_conditions
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
     from sre_env.sim.kernel.world import World
 
-__all__ = ["DEFAULT_EVICTION_HARD", "KUBELET_CONFIG", "eviction_thresholds", "kubelet_started", "run_eviction_managers", "signals"]
+__all__ = ["DEFAULT_EVICTION_HARD", "KUBELET_CONFIG", "EvictionState", "eviction_state", "eviction_pending", "eviction_thresholds", "kubelet_started", "run_eviction_managers", "signals"]
 
 Obj = dict[str, Any]
 KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
@@ -45,7 +47,7 @@ _TAINT = {"memory": "node.kubernetes.io/memory-pressure", "disk": "node.kubernet
 def _config_text(host: HostNode) -> str:
     from sre_env.sim.commands.host import _kubelet_config
 
-    text = (getattr(host, "files", None) or {}).get(KUBELET_CONFIG)
+    text = host.files.get(KUBELET_CONFIG)
     return text if text is not None else _kubelet_config()
 
 
@@ -63,10 +65,30 @@ def eviction_thresholds(host: HostNode) -> dict[str, str]:
     return {str(k): str(v) for k, v in hard.items()}
 
 
+@dataclass
+class EvictionState:
+    """The eviction managers with something to watch: their thresholds, and when each looks next."""
+
+    #: node -> the kubelet's evictionHard thresholds (only nodes with non-default ones or pressure)
+    nodes: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: node -> when its manager's next housekeeping is due
+    next: dict[str, float] = field(default_factory=dict)
+
+
+def eviction_state(world: World) -> EvictionState:
+    return world.slot(EvictionState)
+
+
+def eviction_pending(world: World) -> bool:
+    """Whether any eviction manager has work this tick (a watched node, or a node near a threshold)."""
+    state = world.peek(EvictionState)
+    return bool(state is not None and state.nodes) or any(h.eviction_check for h in world.hosts.values())
+
+
 def kubelet_started(world: World, host: HostNode) -> None:
     """The kubelet (re)starts: load its config; a config it cannot load keeps it down."""
     now = world.clock.now
-    state: dict[str, dict[str, str]] = world.__dict__.setdefault("eviction_nodes", {})
+    state = eviction_state(world).nodes
     try:
         hard = eviction_thresholds(host)
         problem = kubelet_start_error(host, yaml.safe_load(_config_text(host)) or {})
@@ -78,11 +100,11 @@ def kubelet_started(world: World, host: HostNode) -> None:
         host.journal.append((now, "systemd", "kubelet.service: Main process exited, code=exited, status=1/FAILURE"))
         host.journal.append((now, "systemd", "kubelet.service: Failed with result 'exit-code'."))
         return
-    if hard != DEFAULT_EVICTION_HARD or getattr(host, "memory_pressure", False) or getattr(host, "disk_pressure", False):
+    if hard != DEFAULT_EVICTION_HARD or host.memory_pressure or host.disk_pressure:
         state[host.name] = hard
     else:
         state.pop(host.name, None)
-    world.__dict__.setdefault("eviction_next", {})[host.name] = now
+    eviction_state(world).next[host.name] = now
 
 
 def _pods_on(world: World, node: str) -> list[Obj]:
@@ -131,8 +153,17 @@ def _quantity(n: float) -> str:
 
 
 def run_eviction_managers(world: World) -> None:
-    nodes: dict[str, dict[str, str]] = world.__dict__.get("eviction_nodes") or {}
-    nxt: dict[str, float] = world.__dict__.setdefault("eviction_next", {})
+    state = eviction_state(world)
+    nodes, nxt = state.nodes, state.next
+    for name in sorted(world.hosts):
+        host = world.hosts[name]
+        if host.eviction_check:
+            # the node's root disk came near a threshold: its manager starts watching it
+            host.eviction_check = False
+            try:
+                nodes.setdefault(name, eviction_thresholds(host))
+            except ValueError:
+                pass
     now = world.clock.now
     for name in sorted(nodes):
         host = world.hosts.get(name)
@@ -153,7 +184,7 @@ def _housekeeping(world: World, host: HostNode, hard: dict[str, str]) -> None:
         thr = _threshold_value(value, cap)
         if thr is not None and avail < thr:
             crossed.append((signal, thr, avail))
-    last_seen: dict[str, float] = host.__dict__.setdefault("pressure_seen", {})
+    last_seen = host.pressure_seen
     for kind in ("memory", "disk"):
         hit = any((s == "memory.available") == (kind == "memory") for s, _, _ in crossed)
         if hit:
@@ -161,8 +192,8 @@ def _housekeeping(world: World, host: HostNode, hard: dict[str, str]) -> None:
         pressure = hit or (kind in last_seen and now - last_seen[kind] < TRANSITION_S)
         _set_pressure(world, host, kind, pressure)
     if not crossed:
-        if not getattr(host, "memory_pressure", False) and not getattr(host, "disk_pressure", False) and hard == DEFAULT_EVICTION_HARD:
-            world.__dict__["eviction_nodes"].pop(host.name, None)
+        if not host.memory_pressure and not host.disk_pressure and hard == DEFAULT_EVICTION_HARD:
+            eviction_state(world).nodes.pop(host.name, None)
         return
     signal, thr, avail = crossed[0]
     resource = _RESOURCE[signal]
@@ -233,13 +264,15 @@ def _evict(world: World, pod: Obj, resource: str, thr: float, avail: float) -> N
 
 
 def _set_pressure(world: World, host: HostNode, kind: str, on: bool) -> None:
-    attr = f"{kind}_pressure"
-    if bool(getattr(host, attr, False)) == on:
+    if (host.memory_pressure if kind == "memory" else host.disk_pressure) == on:
         if on:
             _ensure_taint(world, host.name, _TAINT[kind])
         return
-    setattr(host, attr, on)
-    world._update_node_conditions()
+    if kind == "memory":
+        host.memory_pressure = on
+    else:
+        host.disk_pressure = on
+    update_node_conditions(world)
     node = world.store.find("Node", host.name)
     if node is None:
         return

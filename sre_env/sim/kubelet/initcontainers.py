@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.network.routing import resolve_route
-from sre_env.sim.runtime.process import StartOutcome
+from sre_env.sim.kernel.pods import StartOutcome
+from sre_env.sim.logs.streams import container_log
 
 if TYPE_CHECKING:
-    from sre_env.sim.kubelet.sync import ContainerRuntime, PodRuntime
+    from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
     from sre_env.sim.kernel.world import World
 
 __all__ = ["WaitLoop", "parse_wait_loop", "init_outcome", "sync_init_containers", "POLL_S"]
@@ -126,9 +127,9 @@ def _poll(world: "World", pod: Obj, ctr: "ContainerRuntime", spec: Obj, now: flo
     for i in range(first, n):
         t = last + (i + 1) * loop.interval_s
         if text:
-            world.container_log(pod, ctr, "raw", t, {"line": text})
+            container_log(world, pod, ctr, "raw", t, {"line": text})
         if loop.message:
-            world.container_log(pod, ctr, "raw", t + 0.01, {"line": loop.message})
+            container_log(world, pod, ctr, "raw", t + 0.01, {"line": loop.message})
     if n:
         ctr.last_event_at["initpoll"] = last + n * loop.interval_s
     return now + POLL_S
@@ -136,7 +137,8 @@ def _poll(world: "World", pod: Obj, ctr: "ContainerRuntime", spec: Obj, now: flo
 
 def sync_init_containers(world: "World", pod: Obj, rt: "PodRuntime", host: Any, mount_error: str | None) -> tuple[bool, float]:
     """Step the pod's init containers in order; (all completed, when to look again)."""
-    from sre_env.sim.kubelet.sync import ContainerRuntime, _step_container
+    from sre_env.sim.kernel.pods import ContainerRuntime
+    from sre_env.sim.kubelet.sync import _step_container
 
     now = world.clock.now
     for spec in pod["spec"].get("initContainers") or ():

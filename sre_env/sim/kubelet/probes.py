@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.runtime.images import split_image
+from sre_env.sim.kernel.images import split_image
 
 if TYPE_CHECKING:
     from sre_env.apps.base import Component
-    from sre_env.sim.kubelet.sync import ContainerRuntime, PodRuntime
+    from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
     from sre_env.sim.kernel.world import World
 
 __all__ = ["ProbeResult", "probe_port", "run_probe", "process_latency_ms", "http_status"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sre_env.sim.runtime.images import split_image
+from sre_env.sim.kernel.images import split_image
 
 __all__ = ["IMAGE_USERS", "run_as_non_root_error"]
 

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
 from sre_env.sim.runtime.mongo_auth import refused_start
-from sre_env.sim.runtime.process import StartOutcome, start_outcome
+from sre_env.sim.kernel.pods import StartOutcome
+from sre_env.sim.runtime.process import start_outcome
 from sre_env.sim.kubelet import initcontainers
 from sre_env.sim.runtime import programs
 from sre_env.sim.runtime.config_checks import start_config_error
-from sre_env.sim.control.attach import multi_attach_error
+from sre_env.sim.node.volumes import multi_attach_error
 from sre_env.sim.kubelet.probes import run_probe
 from sre_env.sim.runtime.podenv import resolve_env
 from sre_env.sim.kubelet.seccontext import run_as_non_root_error
+from sre_env.sim.kernel.images import image_id
+from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
+from sre_env.sim.logs.streams import container_log
+from sre_env.sim.network.netsystem import allocate_for_pod
+from sre_env.sim.runtime.appconfig import start_dependency_error
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -45,59 +50,6 @@ def _hex(seed: str, n: int = 64) -> str:
         out += hashlib.blake2b(f"{seed}/{i}".encode(), digest_size=32).hexdigest()
         i += 1
     return out[:n]
-
-
-@dataclass
-class ContainerRuntime:
-    name: str
-    state: str = "creating"  # creating|pulling|image_backoff|config_error|running|backoff|exited
-    since: float = 0.0
-    wake_at: float = 0.0
-    restart_count: int = 0
-    crashes: int = 0
-    started_at: float | None = None
-    exit_at: float | None = None
-    serve_at: float | None = None
-    outcome: StartOutcome | None = None
-    waiting_reason: str = "ContainerCreating"
-    waiting_message: str = ""
-    last_terminated: Obj | None = None
-    container_id: str = ""
-    image_id: str = ""
-    ready: bool = False
-    listen_port: int | None = None
-    memory_mib: float = 0.0
-    #: current instance's log lines (t, line); previous instance's lines
-    log: deque = field(default_factory=lambda: deque(maxlen=1000))
-    prev_log: list = field(default_factory=list)
-    pending_logs: list = field(default_factory=list)
-    image_pull_failures: int = 0
-    #: the image the running instance was started from
-    image: str = ""
-    #: whether the process served at the last sync (routes change when this flips)
-    was_serving: bool = False
-    last_event_at: dict = field(default_factory=dict)
-    #: when the current run of failed liveness probes began (None while they pass)
-    live_fail_since: float | None = None
-    #: the environment the running process was started with (env is fixed at process start)
-    started_env: dict | None = None
-
-    def serving(self, now: float) -> bool:
-        return self.state == "running" and self.serve_at is not None and now >= self.serve_at
-
-
-@dataclass
-class PodRuntime:
-    uid: str
-    ip: str
-    containers: dict[str, ContainerRuntime] = field(default_factory=dict)
-    seen_rv: str = ""
-    wake_at: float = 0.0
-    started: float = 0.0
-    debug_pod: bool = False
-    #: init containers (sre_env.sim.kubelet.initcontainers), and whether they have all completed
-    init: dict[str, ContainerRuntime] = field(default_factory=dict)
-    initialized: bool = False
 
 
 def run_kubelets(world: "World") -> bool:
@@ -125,7 +77,7 @@ def run_kubelets(world: "World") -> bool:
         if rt is None and (pod.get("status") or {}).get("reason") == "Evicted":
             continue  # the eviction manager killed it; the pod object stays as a record
         if rt is None:
-            ip = world.allocate_pod_ip(node, pod)
+            ip = allocate_for_pod(world, node, pod)
             if ip is None:
                 # the CNI found no free address: the sandbox is retried, the pod waits in ContainerCreating
                 wake = min(wake, sandbox_failed(world, pod, node))
@@ -350,7 +302,7 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
     else:
         outcome = start_outcome(component, spec, env, debug_pod=rt.debug_pod, programs=world.images.programs(spec.get("image", "")))
     if component is not None and outcome.start_error is None and outcome.exit_after is None:
-        dep_error = world.start_dependency_error(pod, component, env)
+        dep_error = start_dependency_error(world, pod, component, env)
         if dep_error is not None:
             target, error = dep_error
             outcome = StartOutcome(
@@ -370,7 +322,7 @@ def _start(world: "World", pod: Obj, rt: PodRuntime, ctr: ContainerRuntime, spec
     if component is not None and outcome.start_error is None and outcome.exit_after is None and programs.data_dir_holder(world, pod, component) is not None:
         outcome = programs.dbpath_in_use(component, outcome.memory_mib)
     ctr.container_id = "containerd://" + _hex(f"{rt.uid}/{ctr.name}/{ctr.restart_count}")
-    ctr.image_id = world.image_id(spec.get("image", ""))
+    ctr.image_id = image_id(spec.get("image", ""))
     if outcome.start_error:
         world.event(pod, "Normal", "Created", f"Created container {ctr.name}", "kubelet")
         world.event(pod, "Warning", "Failed", f"Error: {outcome.start_error}", "kubelet")
@@ -407,7 +359,7 @@ def _flush_logs(world: "World", pod: Obj, ctr: ContainerRuntime) -> None:
     keep = []
     for t, event, fields in ctr.pending_logs:
         if t <= now:
-            world.container_log(pod, ctr, event, t, fields)
+            container_log(world, pod, ctr, event, t, fields)
         else:
             keep.append((t, event, fields))
     ctr.pending_logs = keep
@@ -418,7 +370,7 @@ def _exit(world: "World", pod: Obj, ctr: ContainerRuntime, restart_policy: str) 
     out = ctr.outcome or StartOutcome()
     for t, event, fields in ctr.pending_logs:
         if t <= now:
-            world.container_log(pod, ctr, event, t, fields)
+            container_log(world, pod, ctr, event, t, fields)
     ctr.pending_logs = []
     ctr.last_terminated = {
         "exitCode": out.exit_code,

@@ -187,24 +187,32 @@ def parse_corefile(text: str) -> Corefile:
     return Corefile(tuple(blocks))
 
 
+@dataclass
+class _CorefileCache:
+    """The Corefile CoreDNS runs with: the text it last parsed, and the last one that loaded."""
+
+    parsed: tuple[str, Corefile] | None = None
+    good: Corefile | None = None
+
+
 def corefile(world: "World") -> Corefile | None:
     """The Corefile the CoreDNS pods run with (None: no ``coredns`` ConfigMap, an older world)."""
     cm = world.store.find("ConfigMap", "coredns", "kube-system")
-    cache = world.__dict__.setdefault("_corefile_cache", {})
+    cache = world.slot(_CorefileCache)
     if cm is None:
         # running CoreDNS pods keep the configuration they loaded last
-        return cache["parsed"][1] if "parsed" in cache else None
+        return cache.parsed[1] if cache.parsed is not None else None
     text = (cm.get("data") or {}).get("Corefile", "")
-    hit = cache.get("parsed")
+    hit = cache.parsed
     if hit is not None and hit[0] == text:
         return hit[1]
     parsed = parse_corefile(text)
     if parsed.error is None:
-        cache["good"] = parsed
-    elif "good" in cache:
+        cache.good = parsed
+    elif cache.good is not None:
         # CoreDNS's reload keeps serving the last configuration that loaded
-        parsed = cache["good"]
-    cache["parsed"] = (text, parsed)
+        parsed = cache.good
+    cache.parsed = (text, parsed)
     return parsed
 
 

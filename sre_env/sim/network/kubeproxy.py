@@ -15,6 +15,7 @@ soon as a kube-proxy serves on the node again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,16 +29,28 @@ KUBE_PROXY_IMAGE = "registry.k8s.io/kube-proxy:v1.32.2"
 Rules = dict[tuple[str, str, int, str], tuple[tuple[str, str, int], ...]]
 
 
-def _state(world: "World") -> dict[str, Any]:
-    return world.__dict__.setdefault("_kube_proxy", {"frozen": {}, "cache_rev": None, "live": {}})
+@dataclass
+class _ProxyState:
+    """Each node's kube-proxy: whether it serves, and the rules it froze when it stopped."""
+
+    #: node -> the Service rules its kube-proxy last programmed (kept while it is down)
+    frozen: dict[str, Rules] = field(default_factory=dict)
+    #: the revisions ``live`` was computed at
+    cache_rev: tuple | None = None
+    #: node -> whether a kube-proxy serves there
+    live: dict[str, bool] = field(default_factory=dict)
+
+
+def _state(world: "World") -> _ProxyState:
+    return world.slot(_ProxyState)
 
 
 def proxy_live(world: "World", node: str) -> bool:
     """Whether a kube-proxy process serves on ``node`` (True in worlds without a kube-proxy DaemonSet)."""
     st = _state(world)
     rev = (world.store.membership_revision.get("Pod", 0), world.runtime_epoch, world.store.kind_revision.get("DaemonSet", 0))
-    if st["cache_rev"] != rev:
-        st["cache_rev"] = rev
+    if st.cache_rev != rev:
+        st.cache_rev = rev
         live: dict[str, bool] = {}
         has_ds = world.store.find("DaemonSet", "kube-proxy", "kube-system") is not None
         if has_ds:
@@ -51,11 +64,11 @@ def proxy_live(world: "World", node: str) -> bool:
                 rt = world.runtimes.get(meta["uid"])
                 if rt is not None and any(c.serving(now) for c in rt.containers.values()):
                     live[pod["spec"].get("nodeName", "")] = True
-        st["live"] = live
+        st.live = live
         for name, ok in live.items():
             if ok:
-                st["frozen"].pop(name, None)
-    return st["live"].get(node, True)
+                st.frozen.pop(name, None)
+    return st.live.get(node, True)
 
 
 def _current_rules(world: "World") -> Rules:
@@ -86,7 +99,7 @@ def service_rules(world: "World", node: str) -> Rules | None:
     """The frozen rules of a node whose kube-proxy is not running (None while it runs: rules are live)."""
     if proxy_live(world, node):
         return None
-    frozen = _state(world)["frozen"]
+    frozen = _state(world).frozen
     if node not in frozen:
         frozen[node] = _current_rules(world)
     return frozen[node]
@@ -94,8 +107,8 @@ def service_rules(world: "World", node: str) -> Rules | None:
 
 def on_reboot(world: "World", node: str) -> None:
     """A reboot flushes the kernel's rules; a kube-proxy that does not come back leaves none."""
-    _state(world)["frozen"][node] = {}
-    _state(world)["cache_rev"] = None
+    _state(world).frozen[node] = {}
+    _state(world).cache_rev = None
 
 
 def kube_proxy_objects() -> list[Obj]:

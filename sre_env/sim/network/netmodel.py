@@ -12,17 +12,17 @@ chosen pod. A dropped packet is a dial timeout, a rejected one a refusal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.network import dns, kubeproxy, netpol, nodenet
 from sre_env.sim.network.routing import Route, split_address
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
     from sre_env.sim.kernel.world import World
 
-__all__ = ["Client", "client_for", "route_from", "route_to_ip", "resolve_from", "connect_backends", "path_verdict", "service_for_ip", "network_revision", "external_client"]
+__all__ = ["Client", "client_for", "route_from", "route_to_ip", "resolve_from", "connect_backends", "path_verdict", "service_for_ip", "network_revision", "routing_revision", "external_client"]
 
 Obj = dict[str, Any]
 _IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
@@ -61,14 +61,27 @@ def network_revision(world: "World") -> tuple[int, ...]:
     return (kr.get("NetworkPolicy", 0), kr.get("Ingress", 0), kr.get("ConfigMap", 0), kr.get("DaemonSet", 0), nodenet.firewall_revision(world))
 
 
+def routing_revision(world: "World") -> tuple[int, ...]:
+    """Changes whenever a route could: services, endpoints, pod set, volumes, runtimes, faults, the network."""
+    kr = world.store.kind_revision
+    return (kr.get("Service", 0), kr.get("Endpoints", 0), world.store.membership_revision.get("Pod", 0), kr.get("PersistentVolume", 0), kr.get("PersistentVolumeClaim", 0), world.runtime_epoch, world.fault_epoch, *network_revision(world))
+
+
+@dataclass
+class _ServiceIPs:
+    """Services by cluster IP, rebuilt when any Service changes."""
+
+    rev: int = -1
+    by_ip: dict[str, Obj] = field(default_factory=dict)
+
+
 def service_for_ip(world: "World", ip: str) -> Obj | None:
-    cache = world.__dict__.setdefault("_svc_ip_cache", {})
+    cache = world.slot(_ServiceIPs)
     rev = world.store.kind_revision.get("Service", 0)
-    if cache.get("rev") != rev:
-        cache.clear()
-        cache["rev"] = rev
-        cache["map"] = {s["spec"].get("clusterIP"): s for s in world.store.iter("Service") if s["spec"].get("clusterIP") not in (None, "", "None")}
-    return cache["map"].get(ip)
+    if cache.rev != rev:
+        cache.rev = rev
+        cache.by_ip = {s["spec"].get("clusterIP"): s for s in world.store.iter("Service") if s["spec"].get("clusterIP") not in (None, "", "None")}
+    return cache.by_ip.get(ip)
 
 
 def _pod_by_ip(world: "World", ip: str) -> Obj | None:

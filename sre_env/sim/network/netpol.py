@@ -12,7 +12,7 @@ timeout, never a refusal.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -63,24 +63,34 @@ def _policy_types(pol: Obj) -> tuple[str, ...]:
     return ("Ingress", "Egress") if spec.get("egress") else ("Ingress",)
 
 
-def _policies(world: "World", namespace: str) -> list[Obj]:
-    cache = world.__dict__.setdefault("_netpol_cache", {})
+@dataclass
+class _PolicyIndex:
+    """NetworkPolicies by namespace (name order), rebuilt when any policy changes."""
+
+    rev: int = -1
+    by_ns: dict[str, list[Obj]] = field(default_factory=dict)
+
+
+def _index(world: "World") -> _PolicyIndex:
+    cache = world.slot(_PolicyIndex)
     rev = world.store.kind_revision.get("NetworkPolicy", 0)
-    if cache.get("rev") != rev:
-        cache.clear()
-        cache["rev"] = rev
+    if cache.rev != rev:
+        cache.rev = rev
         by_ns: dict[str, list[Obj]] = {}
         for pol in world.store.iter("NetworkPolicy"):
             by_ns.setdefault(pol["metadata"]["namespace"], []).append(pol)
         for ns in by_ns:
             by_ns[ns].sort(key=lambda p: p["metadata"]["name"])
-        cache["by_ns"] = by_ns
-    return cache["by_ns"].get(namespace, [])
+        cache.by_ns = by_ns
+    return cache
+
+
+def _policies(world: "World", namespace: str) -> list[Obj]:
+    return _index(world).by_ns.get(namespace, [])
 
 
 def any_policies(world: "World") -> bool:
-    _policies(world, "")
-    return bool(world.__dict__["_netpol_cache"]["by_ns"])
+    return bool(_index(world).by_ns)
 
 
 def policies_selecting(world: "World", peer: Peer, direction: str) -> list[Obj]:

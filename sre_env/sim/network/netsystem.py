@@ -9,19 +9,33 @@ objects and holds the few calls the world makes into the network model
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.network import dns, ingress, kubeproxy, nodenet
-from sre_env.sim.control.daemonsets import reconcile_daemonsets
-from sre_env.sim.network.netmodel import network_revision
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
     from sre_env.sim.kernel.world import World
 
-__all__ = ["system_network_objects", "app_edge_objects", "allocate_for_pod", "network_on_reboot", "network_revision", "reconcile_daemonsets"]
+__all__ = ["system_network_objects", "app_edge_objects", "allocate_for_pod", "sandbox_failed", "network_on_reboot", "network_tick"]
 
 Obj = dict[str, Any]
+
+
+@dataclass
+class _NetSystemState:
+    """What the network add-ons remember between ticks."""
+
+    #: pod uid -> when the kubelet last tried (and failed) to set up its sandbox's network
+    sandbox_retry: dict[str, float] = field(default_factory=dict)
+    #: the coredns ConfigMap's resourceVersion CoreDNS last reloaded (once one was seen)
+    corefile_seen: bool = False
+    corefile_rv: str | None = None
+    #: the ConfigMaps revision the reload check last ran at
+    configmap_rev: int | None = None
+    #: (ingress, app, error or request type) -> when ingress-nginx last logged it
+    ingress_logged: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
 
 def system_network_objects(world: "World") -> list[Obj]:
@@ -64,7 +78,7 @@ def sandbox_failed(world: "World", pod: Obj, node: str) -> float:
 
     now = world.clock.now
     uid = pod["metadata"]["uid"]
-    retries = world.__dict__.setdefault("_sandbox_retry", {})
+    retries = world.slot(_NetSystemState).sandbox_retry
     last = retries.get(uid)
     if last is None or now - last >= SANDBOX_RETRY_S:
         retries[uid] = now
@@ -115,11 +129,11 @@ def _coredns_reloads(world: "World") -> None:
 
     cm = world.store.find("ConfigMap", "coredns", "kube-system")
     rv = cm["metadata"].get("resourceVersion") if cm is not None else None
-    state = world.__dict__.setdefault("_net_log_state", {})
-    if state.get("corefile_rv") == rv:
+    state = world.slot(_NetSystemState)
+    if state.corefile_rv == rv:
         return
-    first = "corefile_rv" not in state
-    state["corefile_rv"] = rv
+    first = not state.corefile_seen
+    state.corefile_seen, state.corefile_rv = True, rv
     if first or cm is None:
         return
     text = (cm.get("data") or {}).get("Corefile", "")
@@ -142,10 +156,10 @@ def _ingress_errors(world: "World") -> None:
     """ingress-nginx's error log for the routes that fail (one line per failing path per 15 s)."""
     from sre_env.kube.timefmt import iso
 
-    state = world.__dict__.setdefault("_net_log_state", {})
+    state = world.slot(_NetSystemState).ingress_logged
     now = world.clock.now
     for app in world.apps:
-        plan = world._plans.get(app.name)
+        plan = world.plans.get(app.name)
         if plan is None or not plan.entries or all(e.ok >= 0.999 for e in plan.entries.values()):
             continue
         pods = [p for p in world.store.iter("Pod") if p["metadata"]["namespace"] == ingress.INGRESS_NAMESPACE and not p["metadata"].get("deletionTimestamp")]
@@ -185,7 +199,8 @@ def _ingress_errors(world: "World") -> None:
 
 def network_tick(world: "World") -> None:
     """Per tick, after traffic: cheap unless a Corefile changed or an edge route fails."""
-    if world.store.kind_revision.get("ConfigMap", 0) != world.__dict__.get("_net_cm_rev"):
-        world.__dict__["_net_cm_rev"] = world.store.kind_revision.get("ConfigMap", 0)
+    state = world.slot(_NetSystemState)
+    if world.store.kind_revision.get("ConfigMap", 0) != state.configmap_rev:
+        state.configmap_rev = world.store.kind_revision.get("ConfigMap", 0)
         _coredns_reloads(world)
     _ingress_errors(world)

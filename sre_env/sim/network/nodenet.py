@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from sre_env.sim.commands.common import wall
 from sre_env.sim.commands.disk import sandbox_id as live_sandbox_id
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode, NodeNet
     from sre_env.sim.commands.views import HostView
     from sre_env.sim.kernel.world import World
 
@@ -96,29 +96,17 @@ class FwRule:
             return False
 
 
-@dataclass
-class NodeNet:
-    """Kernel state of a node's network (lost at reboot); its files live in ``node.files``."""
-
-    rules: list[FwRule] = field(default_factory=list)
-    rev: int = 0
-    last_reserved: int = 1
-
-
-def node_net(node: "HostNode") -> NodeNet:
-    net = node.__dict__.get("net")
-    if net is None:
-        net = node.__dict__["net"] = NodeNet()
-    return net
+def node_net(node: "HostNode") -> "NodeNet":
+    return node.net
 
 
 def firewall_revision(world: "World") -> int:
-    return sum(net.rev for h in world.hosts.values() if (net := h.__dict__.get("net")) is not None)
+    return sum(h.net.rev for h in world.hosts.values())
 
 
 def any_rules(world: "World") -> bool:
     """Whether any node has host firewall rules at all (the common case: none, nothing to evaluate)."""
-    return any((net := h.__dict__.get("net")) is not None and net.rules for h in world.hosts.values())
+    return any(h.net.rules for h in world.hosts.values())
 
 
 def saved_rules(node: "HostNode") -> list[FwRule]:

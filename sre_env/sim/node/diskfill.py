@@ -21,21 +21,21 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sre_env.sim.commands.common import stable_hash, wall
+from sre_env.sim.kernel.hosts import BLOCK, FileRun, FillDir
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
     from sre_env.sim.kernel.world import World
 
-__all__ = ["CRON_DIR", "FileRun", "cron_lines", "cron_tick", "run_cron_history", "fill_dirs", "listing", "usage", "remove", "writers_into", "file_size"]
+__all__ = ["CRON_DIR", "cron_lines", "cron_tick", "run_cron_history", "fill_dirs", "listing", "usage", "remove", "writers_into", "file_size"]
 
 CRON_DIR = "/etc/cron.d/"
-BLOCK = 4096
 #: about how many path arguments fit in ARG_MAX (2 MiB) for names this long
 ARG_MAX_FILES = 40_000
 #: journal lines per minute on a busy worker (kubelet, containerd, kernel)
@@ -43,35 +43,9 @@ _JOURNAL_LINES_PER_MIN = 2400
 _JOURNAL_LINE_BYTES = 420
 
 
-@dataclass
-class FileRun:
-    """Files one program run left in a directory: ``count`` files named ``names`` (a sample)."""
-
-    names: tuple[str, ...]
-    count: int
-    bytes_each: int
-
-    @property
-    def blocks_bytes(self) -> int:
-        return self.count * max(BLOCK, -(-self.bytes_each // BLOCK) * BLOCK)
-
-
-@dataclass
-class FillDir:
-    runs: list[FileRun] = field(default_factory=list)
-
-    @property
-    def files(self) -> int:
-        return sum(r.count for r in self.runs)
-
-    @property
-    def bytes(self) -> int:
-        return sum(r.blocks_bytes for r in self.runs)
-
-
 def fill_dirs(host: "HostNode") -> dict[str, FillDir]:
     """Directories cron programs wrote on this node (kept on the host object, so snapshots copy it)."""
-    return host.__dict__.setdefault("fill_dirs", {})
+    return host.fill_dirs
 
 
 # ----------------------------------------------------------------------------- cron
@@ -256,14 +230,21 @@ def _run_minute(host: "HostNode", t: datetime, lines: list[tuple[str, str, str]]
             _run_command(host, command, t)
 
 
+@dataclass
+class _CronState:
+    #: the simulated minute cron last ran (None: cron has not looked yet)
+    minute: int | None = None
+
+
 def cron_tick(world: "World") -> None:
     """Run the cron jobs due this minute on every node (once per simulated minute)."""
     now = world.clock.now
     minute = int(now // 60)
-    last = world.__dict__.get("cron_minute")
+    state = world.slot(_CronState)
+    last = state.minute
     if last == minute:
         return
-    world.__dict__["cron_minute"] = minute
+    state.minute = minute
     if last is None:
         return
     for name in sorted(world.hosts):
@@ -285,15 +266,10 @@ def run_cron_history(world: "World", node: str, seconds: float) -> None:
 
 
 def _watch_pressure(world: "World", host: "HostNode") -> None:
-    """A kubelet always watches its signals; register the node with the eviction manager once a threshold is near."""
-    from sre_env.sim.kubelet.eviction import eviction_thresholds
-
+    """A kubelet always watches its signals: once the root disk nears a threshold, its eviction manager looks."""
     root = host.disks[0]
     if root.size_bytes - root.used_bytes < 0.2 * root.size_bytes or root.inodes_total - root.inodes_used < 0.1 * root.inodes_total:
-        try:
-            world.__dict__.setdefault("eviction_nodes", {}).setdefault(host.name, eviction_thresholds(host))
-        except ValueError:
-            pass
+        host.eviction_check = True
 
 
 def writers_into(host: "HostNode", directory: str) -> list[str]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.kernel.pods import kill_container
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -129,5 +130,5 @@ def _ecc_tick(world: "World", host: HostNode, now: float, h: int) -> None:
         host.kmsg.append((now, 0, f"EDAC MC0: 1 UE memory read error on {host.ecc_dimm} (channel:1 slot:0 page:0x{page:x} offset:0x0 grain:32 - OVERFLOW err_code:0x0000:0x0090)"))
         host.kmsg.append((now, 3, f"Memory failure: 0x{page:x}: Sending SIGBUS to {ctr.name}:{pid} due to hardware memory corruption"))
         host.kmsg.append((now, 3, f"Memory failure: 0x{page:x}: recovery action for dirty LRU page: Recovered"))
-        world.kill_container(pod, rt, ctr, exit_code=135, reason="Error")
+        kill_container(world, pod, rt, ctr, exit_code=135, reason="Error")
         break

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sre_env.sim.node.host import HostNode
+    from sre_env.sim.kernel.hosts import HostNode
 
 __all__ = ["read", "write", "remove", "entries", "sed_apply", "sysctl_files", "parse_sysctl_conf", "MAX_FILE_BYTES"]
 

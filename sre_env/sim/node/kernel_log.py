@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from sre_env.sim.commands.common import parse_iso_safe, partition, stable_hash
-from sre_env.sim.node.host import Disk, HostNode
+from sre_env.sim.kernel.hosts import Disk, HostNode
 
 __all__ = ["KLine", "kernel_log", "LEVELS", "ata_port", "scsi_host", "PART_START"]
 

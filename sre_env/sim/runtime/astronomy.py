@@ -34,13 +34,15 @@ from sre_env.sim.runtime.envoy import EnvoyConfig, parse_envoy, request_cost_ms
 from sre_env.sim.runtime.flagd import FlagSet, parse_flags, truthy
 from sre_env.sim.runtime.kafka import ConsumerGroup, KafkaBroker, kafka_cli
 from sre_env.sim.runtime.postgres import PostgresServer, psql
-from sre_env.sim.runtime.process import StartOutcome
+from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.kube.quantity import memory_bytes
 from sre_env.sim.runtime.valkey import ValkeyServer, valkey_cli
+from sre_env.sim.logs.streams import container_log
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
-    from sre_env.sim.traffic.flow import TickResult, TrafficPlan
+    from sre_env.sim.kernel.flows import TickResult, TrafficPlan
     from sre_env.sim.kernel.world import World
 
 __all__ = ["AstronomyModel", "TrafficMods", "FLAG_EFFECTS"]
@@ -155,9 +157,9 @@ class AstronomyModel:
                 pod = world.pod_by_uid(uid)
                 if pod is not None:
                     if flags.error:
-                        world.container_log(pod, ctr, "flag_error", world.clock.now, {"error": flags.error})
+                        container_log(world, pod, ctr, "flag_error", world.clock.now, {"error": flags.error})
                     else:
-                        world.container_log(pod, ctr, "flags_loaded", world.clock.now, {"count": len(flags.values)})
+                        container_log(world, pod, ctr, "flags_loaded", world.clock.now, {"count": len(flags.values)})
             if current is None:
                 current = self.flag_files[uid][1]
         if len(self.flag_files) > 8:
@@ -218,7 +220,7 @@ class AstronomyModel:
         if flood and serving.get("load-generator"):
             mods.extra_rps["flood_home"] = app.rps * FLOOD_TASK_SHARE * flood
         self.mods = mods
-        world._traffic_settled[app.name] = False
+        world.flow_inputs_changed(app.name)
 
     # ------------------------------------------------------------------ the edge proxy
     def _edge(self, world: "World", uids: tuple[str, ...]) -> None:
@@ -282,7 +284,7 @@ class AstronomyModel:
         elif vk[1] != self._valkey_started:
             self._valkey_started = vk[1]
             pod = world.pod_by_uid(vk[0])
-            env = world.pod_env(vk[0], "valkey-cart") if pod is not None else {}
+            env = pod_env(world, vk[0], "valkey-cart") if pod is not None else {}
             self.valkey.start(env.get("VALKEY_PASSWORD", ""))
 
     def _cart_password_ok(self, world: "World", serving: dict[str, tuple[str, ...]]) -> list[bool]:
@@ -296,7 +298,7 @@ class AstronomyModel:
         for uid in serving.get("cart", ()):
             rt = world.runtimes.get(uid)
             ctr = rt.containers.get("cart") if rt else None
-            env = (ctr.started_env if ctr is not None and ctr.started_env is not None else world.pod_env(uid, "cart"))
+            env = (ctr.started_env if ctr is not None and ctr.started_env is not None else pod_env(world, uid, "cart"))
             out.append(self.valkey.auth_ok(env.get("VALKEY_PASSWORD", "")))
         self._auth_cache = (key, out)
         return out
@@ -398,7 +400,7 @@ class AstronomyModel:
                 rt.wake_at = min(rt.wake_at, now + 0.5)
                 world.kubelet_wake = min(world.kubelet_wake, rt.wake_at)
             elif self._due(f"leak/{uid}", now, 60.0):
-                world.container_log(pod, ctr, "cache_miss", now, {"size": int(ctr.memory_mib * 48)})
+                container_log(world, pod, ctr, "cache_miss", now, {"size": int(ctr.memory_mib * 48)})
 
     # ------------------------------------------------------------------ logging helpers
     def _due(self, key: str, now: float, every: float) -> bool:
@@ -415,7 +417,7 @@ class AstronomyModel:
             ctr = rt.containers.get(comp) if rt else None
             pod = world.pod_by_uid(uid)
             if ctr is not None and pod is not None and ctr.state == "running":
-                world.container_log(pod, ctr, event, now, fields)
+                container_log(world, pod, ctr, event, now, fields)
 
     # ------------------------------------------------------------------ hooks for telemetry and the shell
     def request_log_fields(self, world: "World", comp: str, failed: bool, latency: float, variant: int) -> Obj | None:

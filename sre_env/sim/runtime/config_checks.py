@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.runtime.mounts import mounted_file
-from sre_env.sim.runtime.process import StartOutcome
+from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.sim.runtime.redis_model import POLICIES, is_redis, parse_memory, startup_config
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sre_env.sim.runtime.images import split_image
-from sre_env.sim.node.oslimits import exec_target
+from sre_env.sim.kernel.images import split_image
+from sre_env.sim.runtime.oslimits import exec_target
 
 __all__ = ["ImageInfo", "image_info", "process_cmdline"]
 

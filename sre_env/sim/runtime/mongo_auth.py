@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.network.routing import Route
+from sre_env.sim.logs.streams import container_log
+from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Component
@@ -145,10 +147,7 @@ def _volume_key(world: "World", pod: Obj) -> str:
 
 
 def _stores(world: "World") -> dict[str, UserStore]:
-    stores = getattr(world, "mongo_users", None)
-    if stores is None:
-        stores = world.mongo_users = {}
-    return stores
+    return world.mongo_users
 
 
 def user_store(world: "World", pod: Obj) -> UserStore | None:
@@ -160,7 +159,7 @@ def user_store(world: "World", pod: Obj) -> UserStore | None:
     stores = _stores(world)
     store = stores.get(key)
     if store is None:
-        env = world.pod_env(pod["metadata"]["uid"], containers[0]["name"])
+        env = pod_env(world, pod["metadata"]["uid"], containers[0]["name"])
         store = stores[key] = _initialise(key, env)
     return store
 
@@ -240,7 +239,7 @@ def session_gate(world: "World", app: "AppSpec", caller: "Component", callee: st
     if store is None:
         return route
     ops = _ops(app, caller.name, callee) or (("find", callee),)
-    env = world.pod_env(uid, caller.container)
+    env = pod_env(world, uid, caller.container)
     error = client_error(store, env, _default_db(dep.service), ops[:1])
     if error is not None and not (error.startswith("not authorized") and len(ops) > 1):
         return Route(0.0, error, (), route.target, route.ip)
@@ -258,16 +257,21 @@ def session_gate(world: "World", app: "AppSpec", caller: "Component", callee: st
     return route
 
 
+@dataclass
+class _OwnedOpErrors:
+    """The per-command refusals (``world.op_errors`` keys) this module set, by app."""
+
+    by_app: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+
+
 def _owned_op_errors(world: "World", app_name: str) -> set[tuple[str, str]]:
-    by_app = getattr(world, "mongo_op_error_keys", None)
-    if by_app is None:
-        by_app = world.mongo_op_error_keys = {}
-    return by_app.setdefault(app_name, set())
+    return world.slot(_OwnedOpErrors).by_app.setdefault(app_name, set())
 
 
 def reset_op_errors(world: "World", app: "AppSpec") -> None:
     """Drop the per-command refusals this module set for ``app``; its routes are being recompiled."""
-    owned = (getattr(world, "mongo_op_error_keys", None) or {}).get(app.name)
+    state = world.peek(_OwnedOpErrors)
+    owned = state.by_app.get(app.name) if state is not None else None
     if owned:
         for key in sorted(owned):
             world.op_errors.pop(key, None)
@@ -315,7 +319,7 @@ def refused_start(world: "World", pod: Obj, component: "Component", env: dict[st
     mgo fails fast on a refused handshake or command (no 10 s server-selection
     wait), and ``initializeDatabase`` panics with the server's message.
     """
-    from sre_env.sim.runtime.process import StartOutcome
+    from sre_env.sim.kernel.pods import StartOutcome
 
     refused = start_error(world, pod, component, env)
     if refused is None:
@@ -353,7 +357,7 @@ def log_auth_failure(world: "World", server_uid: str, client_uid: str, client_en
     fields = {"user": user, "auth_db": source, "remote": remote, "error": _server_error(store, user, source), "connection_id": 100 + int(world.clock.now // 5) % 900}
     for ctr in rt.containers.values():
         if ctr.state == "running":
-            world.container_log(server, ctr, "auth_failed", world.clock.now, fields)
+            container_log(world, server, ctr, "auth_failed", world.clock.now, fields)
             return
 
 
@@ -366,7 +370,7 @@ def note_edge_failure(world: "World", plan: Any, caller: str, callee: str, error
     if not servers or not callers:
         return
     comp = next((c for (ns, _), c in world.components.items() if c.name == caller), None)
-    env = world.pod_env(callers[0], comp.container) if comp is not None else {}
+    env = pod_env(world, callers[0], comp.container) if comp is not None else {}
     log_auth_failure(world, servers[0], callers[0], env)
 
 

@@ -11,6 +11,7 @@ contents for as long as that container runs.
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -67,13 +68,20 @@ def _files(world: World, pod: Obj, spec: Obj, subpath_only: bool) -> dict[str, s
     return out
 
 
+@dataclass
+class _SubPathSnapshots:
+    """``subPath`` mounts are copies made when the container started (they never see updates)."""
+
+    #: (pod uid, container) -> (the start they were copied at, path -> content)
+    files: dict[tuple[str, str], tuple[float | None, dict[str, str]]] = field(default_factory=dict)
+
+
 def snapshot_at_start(world: World, pod: Obj, ctr: Any) -> None:
     """Copy the container's ``subPath`` files as they are now (it is starting)."""
     spec = next((c for c in pod["spec"].get("containers") or () if c.get("name") == ctr.name), None)
     if spec is None or not any(m.get("subPath") for m in spec.get("volumeMounts") or ()):
         return
-    store: dict = world.__dict__.setdefault("subpath_files", {})
-    store[(pod["metadata"]["uid"], ctr.name)] = (ctr.started_at, _files(world, pod, spec, subpath_only=True))
+    world.slot(_SubPathSnapshots).files[(pod["metadata"]["uid"], ctr.name)] = (ctr.started_at, _files(world, pod, spec, subpath_only=True))
 
 
 def mounted_files(world: World, pod: Obj, spec: Obj) -> dict[str, str]:
@@ -81,7 +89,8 @@ def mounted_files(world: World, pod: Obj, spec: Obj) -> dict[str, str]:
     out = _files(world, pod, spec, subpath_only=False)
     rt = world.runtimes.get(pod["metadata"]["uid"])
     ctr = rt.containers.get(spec.get("name")) if rt else None
-    snap = world.__dict__.get("subpath_files", {}).get((pod["metadata"]["uid"], spec.get("name")))
+    snapshots = world.peek(_SubPathSnapshots)
+    snap = snapshots.files.get((pod["metadata"]["uid"], spec.get("name"))) if snapshots is not None else None
     if ctr is not None and snap is not None and snap[0] == ctr.started_at:
         subpaths = {str(m.get("mountPath", "")).rstrip("/") for m in spec.get("volumeMounts") or () if m.get("subPath")}
         for path in subpaths:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import memory_bytes
+from sre_env.sim.kernel.pods import kill_container
+from sre_env.sim.logs.streams import container_raw_log
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -129,7 +131,7 @@ def _is_postgres(world: "World", pod: Obj) -> bool:
 
 
 def dashboards_active(world: "World", namespace: str) -> bool:
-    return any(getattr(e, "tag", "") == TAG and getattr(e, "namespace", "") == namespace for _, _, e in world.timers)
+    return any(getattr(e, "tag", "") == TAG and getattr(e, "namespace", "") == namespace for _, _, e in world.clock.timers)
 
 
 def _segment(limit: int) -> int:
@@ -156,7 +158,7 @@ class DashboardRefresh:
 
     def fire(self, world: "World") -> None:
         now = world.clock.now
-        world.schedule(now + self.every_s, self)
+        world.clock.schedule(now + self.every_s, self)
         model = world.app_models.get(self.app_name)
         pg = getattr(model, "pg", None)
         if pg is None or pg.started_at < 0:
@@ -187,12 +189,12 @@ class DashboardRefresh:
                 f'{stamp}.{(h + 7) % 1000:03d} UTC [1] LOG:  background worker "parallel worker" (PID {worker}) exited with exit code 1',
             )
             for line in lines:
-                world.container_raw_log(pod, ctr, now, line)
+                container_raw_log(world, pod, ctr, now, line)
             session.state, session.query, session.query_start = "idle", REPORT_QUERY, now
             return
         if limit is not None and working + need > limit:
             # the tmpfs pages count against the container's memory cgroup: the OOM killer takes it down
-            world.kill_container(pod, rt, ctr, exit_code=137, reason="OOMKilled")
+            kill_container(world, pod, rt, ctr, exit_code=137, reason="OOMKilled")
             return
         session.state, session.query, session.query_start = "idle", REPORT_QUERY, now
 

@@ -8,11 +8,15 @@ CreateContainerConfigError message instead of an environment.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.kernel.store import ObjectStore
 
-__all__ = ["resolve_env"]
+if TYPE_CHECKING:
+    from sre_env.apps.base import Component
+    from sre_env.sim.kernel.world import World
+
+__all__ = ["resolve_env", "pod_env", "retry_limit", "go_memory_limit_mib"]
 
 
 def _decode(value: str) -> str:
@@ -91,3 +95,49 @@ def resolve_env(store: ObjectStore, pod: dict[str, Any], container: dict[str, An
         else:
             env[name] = ""
     return env, None
+
+
+def pod_env(world: "World", uid: str, container: str) -> dict[str, str]:
+    rt = world.runtimes.get(uid)
+    ctr = rt.containers.get(container) if rt is not None else None
+    if ctr is not None and ctr.state == "running" and ctr.started_env is not None:
+        # a running process keeps the environment it started with
+        return ctr.started_env
+    pod = world.pod_by_uid(uid)
+    if pod is None:
+        return {}
+    spec = next((c for c in pod["spec"].get("containers", []) if c["name"] == container), None)
+    if spec is None:
+        spec = pod["spec"]["containers"][0]
+    env, _ = resolve_env(world.store, pod, spec)
+    return env
+
+
+def retry_limit(world: "World", comp: Component, uids: tuple[str, ...]) -> int:
+    """Client retries of failed upstream calls, from the process's environment (``RETRY_MAX``).
+
+    A modelling convention of sre-env's apps: their clients honour ``RETRY_MAX``
+    (absent: no retries), as gRPC retry policies or HTTP client settings would.
+    """
+    for uid in uids[:1]:
+        raw = pod_env(world, uid, comp.container).get("RETRY_MAX", "")
+        try:
+            return max(0, min(int(raw), 20))
+        except ValueError:
+            return 0
+    return 0
+
+
+def go_memory_limit_mib(world: "World", comp: Component, uids: tuple[str, ...]) -> float:
+    """The Go runtime's soft memory limit from ``GOMEMLIMIT`` (e.g. ``96MiB``), MiB; 0 when unset."""
+    for uid in uids[:1]:
+        raw = pod_env(world, uid, comp.container).get("GOMEMLIMIT", "").strip()
+        units = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0**2}
+        for unit in ("KiB", "MiB", "GiB", "TiB", "B"):
+            if raw.endswith(unit):
+                try:
+                    return max(float(raw[: -len(unit)]) * units[unit], 0.0)
+                except ValueError:
+                    return 0.0
+        return 0.0
+    return 0.0

@@ -10,33 +10,17 @@ limit below the working set ends in OOMKilled.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from sre_env.apps.base import Component
-from sre_env.sim.runtime.images import split_image
+from sre_env.sim.kernel.images import split_image
 from sre_env.kube.quantity import memory_bytes
-from sre_env.sim.node.oslimits import exec_target
+from sre_env.sim.runtime.oslimits import exec_target
+from sre_env.sim.kernel.pods import StartOutcome
 
 __all__ = ["StartOutcome", "start_outcome"]
 
 _SCRIPT_EXIT = re.compile(r"(?:^|[;&|]\s*)exit\s+(\d{1,3})\s*$")
-
-
-@dataclass(frozen=True)
-class StartOutcome:
-    #: seconds after start at which the process exits (None: keeps running)
-    exit_after: float | None = None
-    exit_code: int = 0
-    reason: str = "Completed"
-    #: container start itself fails (exec error) -> StartError, no process at all
-    start_error: str | None = None
-    #: seconds until the process listens on its port (None: never listens)
-    serve_after: float | None = 0.0
-    #: log events emitted at start: (delay_s, event, fields)
-    log_events: tuple[tuple[float, str, tuple[tuple[str, Any], ...]], ...] = ()
-    listen_port: int | None = None
-    memory_mib: float = 8.0
 
 
 def start_outcome(

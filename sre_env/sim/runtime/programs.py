@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.apps.base import Component
 from sre_env.kube.timefmt import iso
-from sre_env.sim.runtime.images import split_image
-from sre_env.sim.runtime.process import StartOutcome
+from sre_env.sim.kernel.images import split_image
+from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.sim.runtime.mounts import snapshot_at_start
 
 if TYPE_CHECKING:
-    from sre_env.sim.kubelet.sync import ContainerRuntime, PodRuntime
+    from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
     from sre_env.sim.kernel.world import World
 
 __all__ = ["main_component", "peer_outcome", "after_start", "claim_port", "data_dir_holder", "dbpath_in_use", "listen_address_port", "program_kind"]

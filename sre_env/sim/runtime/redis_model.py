@@ -27,11 +27,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sre_env.apps.base import AppSpec, Component
-from sre_env.sim.runtime.images import split_image
+from sre_env.sim.kernel.images import split_image
 from sre_env.sim.runtime.mounts import mounted_file
 
 if TYPE_CHECKING:
-    from sre_env.sim.traffic.flow import TickResult, TrafficPlan
+    from sre_env.sim.kernel.flows import TickResult, TrafficPlan
     from sre_env.sim.kernel.world import World
 
 __all__ = [

@@ -22,7 +22,7 @@ from sre_env.sim.runtime.mounts import mounted_file
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
-    from sre_env.sim.traffic.flow import TickResult, TrafficPlan
+    from sre_env.sim.kernel.flows import TickResult, TrafficPlan
     from sre_env.sim.kernel.world import World
 
 __all__ = ["GATEWAY", "NGINX_CONF_KEY", "SocialModel", "SocialMods"]

@@ -11,7 +11,6 @@ of the cluster objects; a tick is a few microseconds per call edge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sre_env.apps.base import AppSpec, Call, Component
@@ -19,59 +18,17 @@ from sre_env.sim.runtime.mongo_auth import reset_op_errors, session_gate
 from sre_env.sim.network.ingress import entry_routes
 from sre_env.sim.runtime.appconfig import configured_address
 from sre_env.sim.network.routing import Route, resolve_route
-from sre_env.sim.node.oslimits import port_gate
+from sre_env.sim.runtime.oslimits import port_gate
+from sre_env.sim.kernel.flows import EdgeRoute, TickResult, TrafficPlan
+from sre_env.sim.network.netmodel import routing_revision
+from sre_env.sim.runtime.podenv import go_memory_limit_mib, pod_env, retry_limit
+from sre_env.sim.traffic.capacity import serving_capacity
+from sre_env.sim.traffic.state import traffic_state
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
 __all__ = ["TrafficPlan", "TickResult", "compile_plan", "run_traffic"]
-
-
-@dataclass
-class EdgeRoute:
-    ok: float
-    error: str | None
-    servers: tuple[tuple[str, float], ...]
-    target: str
-    #: caller pods that dial this edge, with their share of the caller's traffic
-    callers: tuple[str, ...] = ()
-
-
-@dataclass
-class TrafficPlan:
-    revision: int
-    entry: EdgeRoute
-    edges: dict[tuple[str, str], EdgeRoute]
-    #: component -> serving pod uids
-    serving: dict[str, tuple[str, ...]]
-    children: dict[tuple[str, str], tuple[Call, ...]]
-    #: request type -> its route through the app's edge (ingress), where the app has one
-    entries: dict[str, EdgeRoute] = field(default_factory=dict)
-    #: caller -> how many times it retries a failed upstream call (client retry policy)
-    retries: dict[str, int] = field(default_factory=dict)
-    #: component -> the Go runtime's soft memory limit (GOMEMLIMIT), MiB, where one is set
-    memlimits: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class TickResult:
-    rps: dict[str, float] = field(default_factory=dict)
-    errors: dict[str, float] = field(default_factory=dict)
-    latency_ms: dict[str, float] = field(default_factory=dict)
-    client_rps: float = 0.0
-    client_success: float = 1.0
-    client_latency_ms: float = 0.0
-    #: pod uid -> requests/s it served
-    pod_rps: dict[str, float] = field(default_factory=dict)
-    #: edges whose connections or server replies failed this tick:
-    #: (caller, callee, "host:port" dialled, error text, failed calls/s)
-    failed_edges: list[tuple[str, str, str, str, float]] = field(default_factory=list)
-    #: (callee, operation) -> calls/s that reached a server (writes feed stateful stores)
-    op_rps: dict[tuple[str, str], float] = field(default_factory=dict)
-    #: some component has a backlog: the next tick differs even at the same load
-    queued: bool = False
-    #: request type -> client requests/s that failed
-    failed_requests: dict[str, float] = field(default_factory=dict)
 
 
 def _dependency_address(world: "World", app: AppSpec, caller: Component, callee: str, pod_uid: str) -> tuple[str, int | None]:
@@ -81,7 +38,7 @@ def _dependency_address(world: "World", app: AppSpec, caller: Component, callee:
         port = comp.service_ports[0][1] if comp.service_ports else None
         return callee, port
     if dep.address_env:
-        env = world.pod_env(pod_uid, caller.container)
+        env = pod_env(world, pod_uid, caller.container)
         value = env.get(dep.address_env)
         if value:
             return value, dep.port
@@ -150,9 +107,9 @@ def compile_plan(world: "World", app: AppSpec) -> TrafficPlan:
         for caller, calls in by_caller.items():
             critical = {d.service: d.critical for d in app.component(caller).dependencies}
             children[(rt.name, caller)] = tuple(sorted(calls, key=lambda c: critical.get(c.callee, True)))
-    retries = {c.name: n for c in app.components if serving[c.name] and (n := world.retry_limit(c, serving[c.name]))}
-    memlimits = {c.name: m for c in app.components if serving[c.name] and (m := world.go_memory_limit_mib(c, serving[c.name]))}
-    return TrafficPlan(world.routing_revision, entry, edges, serving, children, entries, retries, memlimits)
+    retries = {c.name: n for c in app.components if serving[c.name] and (n := retry_limit(world, c, serving[c.name]))}
+    memlimits = {c.name: m for c in app.components if serving[c.name] and (m := go_memory_limit_mib(world, c, serving[c.name]))}
+    return TrafficPlan(routing_revision(world), entry, edges, serving, children, entries, retries, memlimits)
 
 
 #: heap a queued request holds until it is served (its buffers, its goroutine), MiB
@@ -186,7 +143,7 @@ def run_traffic(world: "World", app: AppSpec, plan: TrafficPlan, dt: float) -> T
     cap_mod = mods.capacity if mods is not None else {}
     lat_mod = mods.latency_ms if mods is not None else {}
     for name, pods in plan.serving.items():
-        capacity[name] = world.serving_capacity(comps[name], pods) * cap_mod.get(name, 1.0)
+        capacity[name] = serving_capacity(world, comps[name], pods) * cap_mod.get(name, 1.0)
         limit = plan.memlimits.get(name) if plan.memlimits else None
         if limit and pods:
             held = world.backlog.get((app.name, name))
@@ -239,7 +196,7 @@ def run_traffic(world: "World", app: AppSpec, plan: TrafficPlan, dt: float) -> T
     rps = res.rps
     errs = res.errors
     lat_acc: dict[str, float] = {}
-    pod_err = world.pod_error_fraction
+    pod_err = traffic_state(world).pod_error_fraction
     op_errors = world.op_errors
     op_rps = res.op_rps
     retries = plan.retries

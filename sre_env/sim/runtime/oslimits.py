@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.runtime.pg_reports import shm_bytes, shm_used
+from sre_env.sim.logs.streams import container_raw_log
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Component
@@ -248,7 +249,7 @@ def os_limits_tick(world: "World") -> None:
                 delay = _BACKOFF_MS[(h >> (3 * k)) % len(_BACKOFF_MS)]
                 wait = f"{delay}ms" if delay < 1000 else "1s"
                 line = f"{_go_log_stamp(now - 3.0 + 2 * k)} http: Accept error: accept tcp [::]:{comp.listen_port}: accept4: too many open files; retrying in {wait}"
-                world.container_raw_log(pod, ctr, now - 3.0 + 2 * k, line)
+                container_raw_log(world, pod, ctr, now - 3.0 + 2 * k, line)
             break
 
 

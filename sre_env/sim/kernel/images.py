@@ -6,10 +6,11 @@ gives the same ErrImagePull / ImagePullBackOff sequence a real node shows.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ImageCatalog", "split_image", "normalize_image"]
+__all__ = ["ImageCatalog", "split_image", "normalize_image", "image_id"]
 
 _COMMON = (
     "busybox:1.36",
@@ -113,3 +114,11 @@ class ImageCatalog:
             f'Failed to pull image "{ref}": rpc error: code = NotFound desc = failed to pull and unpack image '
             f'"{full}": failed to resolve reference "{full}": {full}: not found'
         )
+
+
+def image_id(image: str) -> str:
+    """The digest-pinned reference the container runtime reports for ``image`` (``imageID``)."""
+    repo, _ = split_image(image)
+    digest = hashlib.blake2b(image.encode(), digest_size=32).hexdigest()
+    full = repo if "." in repo.split("/")[0] else f"docker.io/{'library/' if '/' not in repo else ''}{repo}"
+    return f"{full}@sha256:{digest}"

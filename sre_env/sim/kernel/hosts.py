@@ -1,4 +1,7 @@
-"""Host-level model of a node: disks with a latent-sector-error model, kernel log, SMART.
+"""The machines of the simulated cluster: hosts, their disks, and the cluster's layout.
+
+A host's disks carry a latent-sector-error model; its kernel log, journal, files,
+sysctls and units are the state the node tools read.
 
 State lives here and shows only where it would on a real machine: ``dmesg``,
 ``smartctl``, ``df``, ``iostat``, ``journalctl``, node conditions and, through
@@ -11,8 +14,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Disk", "HostNode"]
+__all__ = ["Disk", "HostNode", "NodeNet", "FileRun", "FillDir", "ClusterLayout", "DEFAULT_LAYOUT", "make_host_nodes", "default_sysctls", "kubelet_x509_error"]
 
 #: nodes booted this many seconds before simulated second 0
 BOOT_OFFSET_S = 3 * 86400 + 4211.0
@@ -82,6 +86,46 @@ KUBELET_CERT_AGE_S = 30 * 86400.0
 KUBELET_CERT_LIFETIME_S = 365 * 86400.0
 
 
+#: the file system's block size: a file takes whole blocks
+BLOCK = 4096
+
+
+@dataclass
+class FileRun:
+    """Files one program run left in a directory: ``count`` files named ``names`` (a sample)."""
+
+    names: tuple[str, ...]
+    count: int
+    bytes_each: int
+
+    @property
+    def blocks_bytes(self) -> int:
+        return self.count * max(BLOCK, -(-self.bytes_each // BLOCK) * BLOCK)
+
+
+@dataclass
+class FillDir:
+    runs: list[FileRun] = field(default_factory=list)
+
+    @property
+    def files(self) -> int:
+        return sum(r.count for r in self.runs)
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.blocks_bytes for r in self.runs)
+
+
+@dataclass
+class NodeNet:
+    """Kernel state of a node's network (lost at reboot); its files live in ``node.files``."""
+
+    #: the iptables filter rules in force (``sre_env.sim.network.nodenet.FwRule``)
+    rules: list[Any] = field(default_factory=list)
+    rev: int = 0
+    last_reserved: int = 1
+
+
 @dataclass
 class HostNode:
     name: str
@@ -125,6 +169,16 @@ class HostNode:
     ecc_dimm: str = ""
     #: the kernel's clocksource; "hpet" after the watchdog marks the TSC unstable
     clocksource: str = "tsc"
+    #: the kernel's network state: host firewall rules and pod IPAM (sre_env.sim.network.nodenet)
+    net: NodeNet = field(default_factory=NodeNet)
+    #: directories cron programs wrote on this node (sre_env.sim.node.diskfill)
+    fill_dirs: dict[str, FillDir] = field(default_factory=dict)
+    #: node conditions the kubelet's eviction manager sets, and when each signal last crossed
+    memory_pressure: bool = False
+    disk_pressure: bool = False
+    pressure_seen: dict[str, float] = field(default_factory=dict)
+    #: a signal the eviction manager watches came near its threshold (set by the node, read by the kubelet)
+    eviction_check: bool = False
 
     @property
     def cpu_efficiency(self) -> float:
@@ -189,3 +243,60 @@ def default_sysctls() -> dict[str, str]:
         "kernel.pid_max": "4194304",
         "vm.swappiness": "60",
     }
+
+
+GiB = 1024**3
+
+
+@dataclass(frozen=True)
+class ClusterLayout:
+    workers: int = 3
+    worker_cpu: int = 8
+    worker_memory_gib: int = 16
+    pod_cidr_prefix: str = "10.244"
+
+
+DEFAULT_LAYOUT = ClusterLayout()
+
+
+def make_host_nodes(layout: ClusterLayout) -> list[HostNode]:
+    names = ["control-plane"] + [f"worker-{i}" for i in range(1, layout.workers + 1)]
+    nodes = []
+    for idx, name in enumerate(names):
+        disks = [
+            Disk(
+                device="sda",
+                model="Samsung SSD 870 EVO 250GB",
+                serial=f"S6PENL0T{300000 + idx * 7919:06d}",
+                size_bytes=250 * 1000**3,
+                mountpoint="/",
+                used_bytes=int((31.5 + idx * 2.25) * GiB),
+            )
+        ]
+        if idx > 0:
+            disks.append(
+                Disk(
+                    device="sdb",
+                    model="WDC WD20EFZX-68AWUN0",
+                    serial=f"WD-WX{21 + idx}2D{4100 + idx * 37}A{idx}K",
+                    size_bytes=2000 * 1000**3,
+                    mountpoint="/mnt/data",
+                    used_bytes=int((118.0 + idx * 11.5) * GiB),
+                    rotational=True,
+                    power_on_hours=14_873 + idx * 1_203,
+                )
+            )
+        cpu = 4 if idx == 0 else layout.worker_cpu
+        mem = (8 if idx == 0 else layout.worker_memory_gib) * GiB
+        nodes.append(
+            HostNode(
+                name=name,
+                index=idx,
+                cpu_cores=cpu,
+                memory_bytes=mem,
+                internal_ip=f"172.18.0.{idx + 2}",
+                disks=disks,
+                sysctls=default_sysctls(),
+            )
+        )
+    return nodes
