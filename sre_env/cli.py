@@ -106,7 +106,8 @@ def _finish(result: Any, args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
-    from sre_env.agents.base import make_agent, run_episode
+    from sre_env.agents.baselines import make_agent
+    from sre_env.agents.episode import run_episode
 
     eid = resolve_id(args.id)
     agent = make_agent(args.agent, seed=args.seed)
@@ -121,11 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- play
-from sre_env.agents.human import HumanAgent  # noqa: E402  (re-exported: tests and scripts import it from here)
-
-
 def cmd_play(args: argparse.Namespace) -> int:
-    from sre_env.agents.base import run_episode
+    from sre_env.agents.episode import run_episode
+    from sre_env.agents.human import HumanAgent
 
     eid = resolve_id(args.id)
     env = make_env(eid, args.max_steps)
@@ -210,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     p.set_defaults(func=cmd_list)
 
-    from sre_env.agents.base import AGENTS
+    from sre_env.agents.baselines import AGENTS
 
     p = sub.add_parser("run", help="run one episode with a built-in agent and print its report")
     p.add_argument("id", help="environment id, e.g. SREGym/MissingEnvVar-v0 (or just MissingEnvVar)")

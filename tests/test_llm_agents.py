@@ -12,7 +12,7 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401
-from sre_env.agents.base import run_episode
+from sre_env.agents.episode import run_episode
 
 ENV_ID = "SREGym/MissingEnvVar-v0"
 NS = "hotel-reservation"

@@ -90,7 +90,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         transcripts=not args.no_transcripts,
     )
     if ":" not in args.agent:
-        from sre_env.agents.base import AGENTS
+        from sre_env.agents.baselines import AGENTS
 
         if args.agent not in AGENTS:
             print(f"error: unknown agent {args.agent!r}; use {', '.join(sorted(AGENTS))}, openai:<model> or hf:<path>", file=sys.stderr)

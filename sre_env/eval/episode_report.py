@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any, TextIO
 
-from sre_env.agents.base import EpisodeResult
+from sre_env.agents.episode import EpisodeResult
 
 __all__ = ["render", "format_plain", "to_json", "to_dict", "rich_available"]
 

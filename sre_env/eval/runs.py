@@ -98,7 +98,7 @@ def make_eval_agent(spec: str, *, seed: int, attempt: int, config: EvalConfig) -
         api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
         model = make_chat_model(spec, base_url=config.base_url, api_key=api_key)
         return LLMAgent(model, max_steps=config.max_steps, max_tokens=config.max_tokens, temperature=config.temperature)
-    from sre_env.agents.base import make_agent
+    from sre_env.agents.baselines import make_agent
 
     # attempts of a stochastic agent differ; of a deterministic one they repeat
     return make_agent(spec, seed=seed * 1000 + attempt)
@@ -125,7 +125,7 @@ def _time_to_mitigate(history: list[dict[str, Any]], t0: float, success: bool) -
 
 def run_job(job: Job) -> dict[str, Any]:
     """Play one episode; always returns a row (``error`` set when something broke)."""
-    from sre_env.agents.base import run_episode
+    from sre_env.agents.episode import run_episode
     from sre_env.envs.registry import scenario_class
 
     started = time.perf_counter()
