@@ -288,7 +288,7 @@ class _Progress:
 
 def write_results(rows: Iterable[dict[str, Any]], out_dir: str | Path, *, config: EvalConfig | None = None) -> tuple[Path, Path]:
     """``results.csv`` and ``results.json`` (the JSON also records the run's configuration)."""
-    from sre_env.eval.episode_report import _json_safe
+    from sre_env.wrappers.recording import json_safe
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -300,7 +300,7 @@ def write_results(rows: Iterable[dict[str, Any]], out_dir: str | Path, *, config
         for row in rows:
             writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in ROW_FIELDS})
     meta = {"config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()} if config else None}
-    json_path.write_text(json.dumps(_json_safe({**meta, "rows": rows}), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(json_safe({**meta, "rows": rows}), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return csv_path, json_path
 
 
