@@ -13,7 +13,7 @@ A row holds the grade split into its parts (diagnosis, immediate, live —
 called *mitigation* in the report —, durability, cleanup, end-to-end success),
 the risk flags, steps, tokens, the simulated seconds until the cluster was
 healthy again, and the scenario's tags (app, layer, family, difficulty). The
-rows go to ``results.csv`` and ``results.json``; ``sre_env.eval.tables`` turns
+rows go to ``results.csv`` and ``results.json``; ``sre_env.eval.report`` turns
 them into Markdown, HTML and PNG plots.
 """
 
