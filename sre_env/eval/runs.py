@@ -93,7 +93,8 @@ def jobs_for(config: EvalConfig) -> list[Job]:
 def make_eval_agent(spec: str, *, seed: int, attempt: int, config: EvalConfig) -> Any:
     """A baseline by name, or an LLM agent for ``openai:<model>`` / ``hf:<path>``."""
     if ":" in spec:
-        from sre_env.agents.llm import LLMAgent, make_chat_model
+        from sre_env.agents.llm_agent import LLMAgent
+        from sre_env.agents.llm_client import make_chat_model
 
         api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
         model = make_chat_model(spec, base_url=config.base_url, api_key=api_key)
