@@ -8,8 +8,8 @@ ChatReply`` (text, tool calls, token counts); :mod:`sre_env.agents.llm_client`
 has the two clients that implement it — ``OpenAIClient`` for any
 OpenAI-compatible server and ``TransformersClient`` for a local model — and
 ``make_chat_model("openai:<model>" | "hf:<path>")``. A model that cannot answer
-raises ``LLMError``, which ends the episode (an evaluation run records it as the
-row's error); it is never taken for a reply.
+raises ``LLMError``; it is never taken for a reply: it propagates out of
+``run_episode``, and an evaluation run records it as the episode's error.
 
 ``LLMAgent`` plays an episode through the same ``Agent`` protocol as the
 baselines (:func:`sre_env.agents.episode.run_episode`): the conversation is the
