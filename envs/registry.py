@@ -25,7 +25,7 @@ from sre_env.rewards.diagnosis import register_mechanism
 
 from .base import Scenario, ScenarioInfo
 
-__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "list_scenarios"]
+__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "resolve_id", "list_scenarios"]
 
 #: catalog modules, in listing order
 _CATALOGS = (
@@ -99,6 +99,17 @@ def scenario_class(name: str) -> type[Scenario]:
         hint = f" Did you mean {env_id(close[0])!r}?" if close else ""
         raise UnknownEnvironmentError(f"No scenario named {name!r}.{hint} Known: {', '.join(ENV_IDS)}")
     return cls
+
+
+def resolve_id(name: str) -> str:
+    """The canonical id for an id or a bare scenario name; unknown ones raise with a "did you mean"."""
+    if name in ENV_IDS:
+        return name
+    cls = scenario_class(name)  # raises UnknownEnvironmentError with a suggestion
+    canonical = env_id(next(n for n, c in SCENARIOS.items() if c is cls))
+    if name.startswith("SREGym/") and name != canonical:  # right family, wrong version
+        raise UnknownEnvironmentError(f"No environment {name!r}. Did you mean {canonical!r}? Known: {', '.join(ENV_IDS)}")
+    return canonical
 
 
 def list_scenarios(suite: str | None = None, layer: str | None = None) -> list[tuple[str, ScenarioInfo]]:

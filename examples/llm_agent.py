@@ -16,7 +16,7 @@ import os
 import gymnasium as gym
 
 import sre_env  # noqa: F401  (registers the SREGym/* ids)
-from sre_env.agents.llm import OpenAIChatModel
+from sre_env.agents.llm_client import OpenAIClient
 from sre_env.wrappers import ChatWrapper, RecordEpisode, tool_schemas
 
 
@@ -31,7 +31,7 @@ def main() -> None:
     p.add_argument("--record", default="runs/llm_agent", help="folder for the JSONL log and ATIF trajectory")
     args = p.parse_args()
 
-    model = OpenAIChatModel(args.model, args.base_url, api_key=os.environ.get("OPENAI_API_KEY"))
+    model = OpenAIClient(args.model, args.base_url, api_key=os.environ.get("OPENAI_API_KEY"))
     tools = tool_schemas("openai") if args.tools else None
 
     def ask(messages: list[dict]) -> dict:

@@ -8,10 +8,18 @@ commands or fixes, so a judge prompt cannot leak more than the grade itself.
 It answers in JSON at temperature 0; scoring is shared with the deterministic
 grader (:func:`.diagnosis.result_from_answers`), so both report the same shape.
 
-The model sits behind a one-method seam, :class:`LLMClient`: an OpenAI-compatible
-HTTP endpoint (vLLM, llama.cpp server, Ollama, a hosted API) through ``httpx``, or
-a local ``transformers`` model. Both are optional (``pip install 'sre-env[llm]'``)
-and imported only when a client is built.
+The model sits behind a one-method seam declared here, :class:`LLMClient`
+(``complete(messages, *, temperature, max_tokens) -> str``, plus the model's
+``name`` for the cache). The clients sre-env ships, in
+``sre_env.agents.llm_client``, fit it: ``OpenAIClient`` for an OpenAI-compatible
+HTTP endpoint (vLLM, llama.cpp server, Ollama, a hosted API) and
+``TransformersClient`` for a local model (``pip install 'sre-env[llm]'``). A test
+or a custom backend needs no more than an object with those two members. A
+client that cannot answer raises :class:`~sre_env.errors.LLMError`; the judge
+then scores every question "no" with the reason (or re-raises, see
+``raise_on_error``), so a failure never reads as a verdict.
+
+    SREEnv(scenario, diagnosis_judge=LLMJudge(OpenAIClient(model, base_url)))
 
 Answers are cached by (scenario id, seed, submission text) in memory and, with
 ``cache_dir``, on disk as JSON, so re-grading a run costs nothing. An unusable
@@ -26,11 +34,10 @@ import json
 import os
 import re
 import tempfile
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
-from sre_env.errors import MissingExtraError, SREEnvError
+from sre_env.errors import LLMError
 
 from .base import OracleResult
 from .diagnosis import QUESTIONS, DiagnosisContext, Submission, parse_submission, result_from_answers
@@ -40,9 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LLMClient",
-    "LLMClientError",
-    "OpenAICompatibleClient",
-    "TransformersClient",
     "LLMJudge",
     "build_messages",
     "parse_answers",
@@ -53,161 +57,16 @@ MAX_SUBMISSION_CHARS = 8000
 _IDS = tuple(q.id for q in QUESTIONS)
 
 
-@runtime_checkable
 class LLMClient(Protocol):
-    """The seam between the judge and a model: one chat completion, text out."""
+    """The seam between the judge and a model: one chat completion, text out.
+
+    ``name`` names the model (it separates disk caches of different models);
+    ``complete`` raises :class:`~sre_env.errors.LLMError` when there is no answer.
+    """
+
+    name: str
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str: ...
-
-
-class LLMClientError(SREEnvError):
-    """The model could not be reached or returned something that is not a completion."""
-
-
-# --------------------------------------------------------------------------- clients
-class OpenAICompatibleClient:
-    """POSTs to ``{base_url}/chat/completions`` (OpenAI's wire format) with ``httpx``.
-
-    Transport errors (refused or dropped connections, timeouts) and overload
-    statuses (429, 5xx) are retried ``retries`` times, because a judge call that
-    fails on a blip would zero an agent's diagnosis score; other HTTP errors are
-    configuration mistakes and raise at once.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout: float = 30,
-        *,
-        retries: int = 2,
-        backoff_s: float = 0.5,
-    ) -> None:
-        try:
-            import httpx
-        except ImportError:
-            raise MissingExtraError("httpx", "llm") from None
-        self._httpx = httpx
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self._api_key = api_key
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff_s = backoff_s
-
-    def __repr__(self) -> str:  # never print the key
-        return f"OpenAICompatibleClient({self.base_url!r}, {self.model!r})"
-
-    def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str:
-        httpx = self._httpx
-        url = f"{self.base_url}/chat/completions"
-        payload = {"model": self.model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt and self.backoff_s > 0:
-                time.sleep(self.backoff_s * attempt)
-            try:
-                with httpx.Client(timeout=self.timeout) as client:
-                    resp = client.post(url, json=payload, headers=headers)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                continue
-            if resp.status_code == 429 or resp.status_code >= 500:
-                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                continue
-            if resp.status_code >= 400:
-                raise LLMClientError(f"{url} answered HTTP {resp.status_code}: {resp.text[:300]}")
-            try:
-                content = resp.json()["choices"][0]["message"]["content"]
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise LLMClientError(f"{url} returned no chat completion ({type(exc).__name__}: {exc}): {resp.text[:300]}") from None
-            return content if isinstance(content, str) else ""
-        raise LLMClientError(f"{url} failed after {self.retries + 1} attempts: {last}")
-
-
-class TransformersClient:
-    """A local causal LM through ``transformers``; greedy decoding at temperature 0.
-
-    ``model_or_path`` is a hub id or local directory (loaded with the Auto
-    classes), or an already built model, in which case ``tokenizer`` is required.
-    The tokenizer's chat template is used when it has one; otherwise a plain
-    "System:/User:/Assistant:" transcript, which any base model can continue.
-    """
-
-    def __init__(self, model_or_path: Any, device: str = "cpu", *, tokenizer: Any = None) -> None:
-        try:
-            import transformers
-        except ImportError:
-            raise MissingExtraError("transformers", "llm") from None
-        try:
-            import torch
-        except ImportError:
-            raise MissingExtraError("torch", "llm") from None
-        self._torch = torch
-        self._transformers = transformers
-        if isinstance(model_or_path, (str, os.PathLike)):
-            self.model_name = str(model_or_path)
-            self.tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(self.model_name)
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(self.model_name)
-        else:
-            if tokenizer is None:
-                raise ValueError("a model object needs its tokenizer: TransformersClient(model, tokenizer=...)")
-            self.model_name = type(model_or_path).__name__
-            self.model = model_or_path
-            self.tokenizer = tokenizer
-        self.device = device
-        self.model.to(device)
-        self.model.eval()
-
-    def _prompt(self, messages: list[dict[str, str]]) -> str:
-        if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        parts = [f"{m.get('role', 'user').capitalize()}: {m.get('content', '')}" for m in messages]
-        return "\n\n".join(parts) + "\n\nAssistant:"
-
-    def _context_length(self) -> int | None:
-        config = getattr(self.model, "config", None)
-        for attr in ("max_position_embeddings", "n_positions", "max_sequence_length"):
-            value = getattr(config, attr, None)
-            if isinstance(value, int) and value > 0:
-                return value
-        return None
-
-    def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str:
-        generated, _ = self.generate(messages, temperature=temperature, max_tokens=max_tokens)
-        return self.tokenizer.decode(generated, skip_special_tokens=True)
-
-    def generate(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> tuple[Any, int]:
-        """(the generated token ids, the prompt's length in tokens): shared by the judge and the chat agent.
-
-        Raises :class:`LLMClientError` when the prompt leaves no room in the model's context.
-        """
-        torch = self._torch
-        enc = self.tokenizer(self._prompt(messages), return_tensors="pt", add_special_tokens=False)
-        input_ids = enc["input_ids"].to(self.device)
-        attention_mask = enc.get("attention_mask")
-        attention_mask = attention_mask.to(self.device) if attention_mask is not None else torch.ones_like(input_ids)
-        n = int(input_ids.shape[1])
-        limit = self._context_length()
-        if limit is not None and n + max_tokens > limit:
-            max_tokens = limit - n
-            if max_tokens < 1:
-                raise LLMClientError(f"the prompt ({n} tokens) does not fit the model's context of {limit} tokens")
-        eos = self.tokenizer.eos_token_id
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
-        sampling: dict[str, Any] = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
-        # a fresh config: the checkpoint's own sampling defaults must not apply (or warn)
-        config = self._transformers.GenerationConfig(max_new_tokens=max_tokens, pad_token_id=pad, eos_token_id=eos, **sampling)
-        with torch.no_grad():
-            out = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, generation_config=config)
-        generated = out[0, n:]
-        if pad is not None and pad != eos:
-            generated = generated[generated != pad]
-        return generated, n
 
 
 # --------------------------------------------------------------------------- prompt
@@ -333,7 +192,7 @@ class LLMJudge:
     """Grades a submission by asking a model the checklist; see the module docstring.
 
     ``raise_on_error``: when the client fails (endpoint down after its retries),
-    raise :class:`LLMClientError` instead of returning a zero result whose
+    raise :class:`~sre_env.errors.LLMError` instead of returning a zero result whose
     ``details["error"]`` says why. Failed calls are never cached.
     """
 
@@ -352,8 +211,7 @@ class LLMJudge:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.max_tokens = max_tokens
         #: separates disk caches of different models sharing one directory
-        model = getattr(client, "model_name", None) or getattr(client, "model", None)
-        self.cache_tag = cache_tag or (model if isinstance(model, str) else type(client).__name__)
+        self.cache_tag = cache_tag or client.name
         self.raise_on_error = raise_on_error
         self._memory: dict[tuple[str, int, str], dict[str, Any]] = {}
 
@@ -376,7 +234,7 @@ class LLMJudge:
         if record is None:
             try:
                 record = self._ask(sub, root_cause, context)
-            except LLMClientError as exc:
+            except LLMError as exc:
                 if self.raise_on_error:
                     raise
                 return result_from_answers(

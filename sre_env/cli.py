@@ -9,8 +9,14 @@
 
 Exit status: 0 on success; for ``run`` and ``play``, 0 only when the episode
 passed the mitigation oracle (the cluster was actually repaired) and 1 when it
-did not, so shell scripts and CI can gate on it; 2 for usage errors (unknown
-scenario id or agent, missing benchmark script).
+did not, so shell scripts and CI can gate on it; for ``eval``, 0 when every
+episode ran (whatever the agent scored) and 1 when some episode crashed; 2 for
+usage errors (unknown scenario id or agent, missing benchmark script or results).
+
+This module is the front end only: parsing, printing and exit codes. What the
+commands do lives below it — scenario ids in ``sre_env.envs.registry``, agents
+and the episode loop in ``sre_env.agents``, evaluation runs and reports in
+``sre_env.eval``.
 
 Only the standard library is used here (argparse), so the command starts fast
 and adds no dependency; ``rich`` makes reports nicer when it is installed.
@@ -20,13 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from sre_env.envs.registry import ENV_IDS, MAX_EPISODE_STEPS, SCENARIOS, env_id, list_scenarios, scenario_class
-from sre_env.errors import SREEnvError, UnknownEnvironmentError
+from sre_env.envs.registry import MAX_EPISODE_STEPS, list_scenarios, resolve_id, scenario_class
+from sre_env.errors import SREEnvError
 
 __all__ = ["main", "build_parser"]
 
@@ -70,17 +77,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- env helpers
-def resolve_id(name: str) -> str:
-    """The canonical id for an id or bare scenario name; unknown ones raise with a "did you mean"."""
-    if name in ENV_IDS:
-        return name
-    cls = scenario_class(name)  # raises UnknownEnvironmentError with a suggestion
-    canonical = env_id(next(n for n, c in SCENARIOS.items() if c is cls))
-    if name.startswith("SREGym/") and name != canonical:  # right family, wrong version
-        raise UnknownEnvironmentError(f"No environment {name!r}. Did you mean {canonical!r}? Known: {', '.join(ENV_IDS)}")
-    return canonical
-
-
 def make_env(eid: str, max_steps: int) -> Any:
     """gym.make with one step budget for both the env (which grades) and the TimeLimit wrapper.
 
@@ -106,7 +102,8 @@ def _finish(result: Any, args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
-    from sre_env.agents.base import make_agent, run_episode
+    from sre_env.agents.baselines import make_agent
+    from sre_env.agents.episode import run_episode
 
     eid = resolve_id(args.id)
     agent = make_agent(args.agent, seed=args.seed)
@@ -121,11 +118,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- play
-from sre_env.agents.human import HumanAgent  # noqa: E402  (re-exported: tests and scripts import it from here)
-
-
 def cmd_play(args: argparse.Namespace) -> int:
-    from sre_env.agents.base import run_episode
+    from sre_env.agents.episode import run_episode
+    from sre_env.agents.human import HumanAgent
 
     eid = resolve_id(args.id)
     env = make_env(eid, args.max_steps)
@@ -142,16 +137,68 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- eval / report
-def cmd_eval(args: argparse.Namespace) -> int:
-    from sre_env.eval.cli import run_eval_command
+def _eval_ids(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.ids:
+        return tuple(resolve_id(i) for i in args.ids)
+    return tuple(eid for eid, _ in list_scenarios(suite=args.suite or "lite", layer=args.layer))
 
-    return run_eval_command(args)
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from sre_env.eval.report import summarize, write_report
+    from sre_env.eval.runs import EvalConfig, parse_seeds, run_eval, write_results
+
+    ids = _eval_ids(args)
+    if not ids:
+        print("error: no scenarios match these filters", file=sys.stderr)
+        return EXIT_USAGE
+    if args.attempts < 1 or args.workers < 1:
+        print("error: --attempts and --workers must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
+    config = EvalConfig(
+        agent=args.agent,
+        env_ids=ids,
+        seeds=parse_seeds(args.seeds),
+        attempts=args.attempts,
+        noise=tuple(n.strip() for n in args.noise.split(",") if n.strip()) or ("none",),
+        max_steps=args.max_steps,
+        task=args.task,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        out_dir=args.out,
+        transcripts=not args.no_transcripts,
+    )
+    if ":" not in args.agent:
+        from sre_env.agents.baselines import AGENTS
+
+        if args.agent not in AGENTS:
+            print(f"error: unknown agent {args.agent!r}; use {', '.join(sorted(AGENTS))}, openai:<model> or hf:<path>", file=sys.stderr)
+            return EXIT_USAGE
+    rows = run_eval(config, workers=args.workers, use_ray=args.ray, progress=not args.quiet)
+    out = Path(args.out)
+    csv_path, json_path = write_results(rows, out, config=config)
+    paths = write_report(rows, out, title=f"sre-env evaluation: {args.agent}")
+    s = summarize(rows)
+    print(f"{s['episodes']} episodes, e2e success {s['success']:.0%}, pass@{s['k']} {s['pass@k']:.2f}, mean reward {s['reward']:.3f}")
+    print(f"results: {csv_path}  {json_path}")
+    print(f"report:  {paths['markdown']}  {paths['html']}")
+    return EXIT_FAILED if s["errors"] else EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sre_env.eval.cli import run_report_command
+    from sre_env.eval.report import write_report
+    from sre_env.eval.runs import read_results
 
-    return run_report_command(args)
+    src = Path(args.results)
+    if not src.exists():
+        print(f"error: no results at {src}", file=sys.stderr)
+        return EXIT_USAGE
+    rows = read_results(src)
+    out = Path(args.out) if args.out else (src if src.is_dir() else src.parent)
+    paths = write_report(rows, out, title=args.title)
+    print(f"report: {paths['markdown']}  {paths['html']}")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- serve
@@ -210,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     p.set_defaults(func=cmd_list)
 
-    from sre_env.agents.base import AGENTS
+    from sre_env.agents.baselines import AGENTS
 
     p = sub.add_parser("run", help="run one episode with a built-in agent and print its report")
     p.add_argument("id", help="environment id, e.g. SREGym/MissingEnvVar-v0 (or just MissingEnvVar)")
@@ -225,9 +272,33 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_play)
 
-    from sre_env.eval.cli import add_eval_parsers
+    p = sub.add_parser("eval", help="evaluate an agent over many scenarios, seeds and attempts; writes results and a report")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--suite", help="every id of a suite (e.g. lite, full)")
+    which.add_argument("--ids", nargs="+", metavar="ID", help="these ids (or bare scenario names)")
+    p.add_argument("--layer", help="only ids whose root cause is in this layer")
+    p.add_argument("--agent", required=True, help="random | reference | runbook | openai:<model> | hf:<path-or-name>")
+    p.add_argument("--base-url", help="OpenAI-compatible server for openai:<model> (default http://localhost:8000/v1)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    p.add_argument("--seeds", default="0", help="seeds, e.g. 0-4,10 (default 0)")
+    p.add_argument("--attempts", type=int, default=1, help="attempts per (scenario, seed): pass@k and best-of-N use them")
+    p.add_argument("--noise", default="none", help="noise levels, comma-separated (e.g. none,low): the report compares them")
+    p.add_argument("--task", default="mitigation", choices=("mitigation", "diagnosis", "e2e"))
+    p.add_argument("--max-steps", type=int, default=MAX_EPISODE_STEPS)
+    p.add_argument("--max-tokens", type=int, default=200_000, help="token budget per episode (LLM agents)")
+    p.add_argument("--temperature", type=float, default=0.0, help="LLM sampling temperature (attempts differ only above 0)")
+    p.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1), help="worker processes (1 = in this process)")
+    p.add_argument("--ray", action="store_true", help="run episodes as Ray tasks (ray.init() finds the cluster)")
+    p.add_argument("--out", default="runs/eval", help="output folder (results.csv/json, report.md/html, plots, transcripts)")
+    p.add_argument("--no-transcripts", action="store_true", help="do not save per-episode transcripts")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
 
-    add_eval_parsers(sub, cmd_eval, cmd_report)
+    p = sub.add_parser("report", help="rebuild the evaluation report (Markdown, HTML, plots) from results")
+    p.add_argument("results", help="results.json, results.csv, or the folder holding them")
+    p.add_argument("--out", help="where to write the report (default: next to the results)")
+    p.add_argument("--title", default="sre-env evaluation")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("serve", help="serve a simulated incident over the Kubernetes API (for the real kubectl and clients)")
     p.add_argument("id", help="environment id, e.g. SREGym/TargetPortMisconfig-v0")

@@ -9,12 +9,13 @@ the messages ``kubectl`` would print.
     ├── UnknownEnvironmentError   an id that is not registered ("did you mean ...")
     ├── ScenarioError             a scenario definition that cannot work
     ├── MissingExtraError         an optional extra (ray, kubernetes, ...) is not installed
+    ├── LLMError                  a language model gave no completion (unreachable, HTTP error, bad reply)
     └── ApiError                  a Kubernetes API status (NotFound, AlreadyExists, ...)
 """
 
 from __future__ import annotations
 
-__all__ = ["SREEnvError", "UnknownEnvironmentError", "ScenarioError", "MissingExtraError", "ApiError"]
+__all__ = ["SREEnvError", "UnknownEnvironmentError", "ScenarioError", "MissingExtraError", "LLMError", "ApiError"]
 
 
 class SREEnvError(Exception):
@@ -38,6 +39,23 @@ class MissingExtraError(SREEnvError, ImportError):
         )
         self.package = package
         self.extra = extra
+
+
+class LLMError(SREEnvError):
+    """A language model gave no completion: never a model answer, always a reason.
+
+    Raised by the LLM clients (``sre_env.agents.llm_client``) and caught by whoever
+    must not mistake a failure for a reply, like the LLM diagnosis judge. Context:
+    ``url`` is the endpoint asked (``None`` for a local model), ``status`` the last
+    HTTP status the server answered (``None`` when it was never reached or the
+    reply was not HTTP's fault), ``attempts`` how many requests were made.
+    """
+
+    def __init__(self, message: str, *, url: str | None = None, status: int | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.attempts = attempts
 
 
 class ApiError(SREEnvError):

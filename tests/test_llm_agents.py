@@ -12,7 +12,7 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401
-from sre_env.agents.base import run_episode
+from sre_env.agents.episode import run_episode
 
 ENV_ID = "SREGym/MissingEnvVar-v0"
 NS = "hotel-reservation"
@@ -93,7 +93,8 @@ def fix_for(seed: int) -> tuple[str, str]:
 
 
 def test_openai_agent_solves_an_episode_with_retries_and_accounting(stand_in) -> None:
-    from sre_env.agents.llm import LLMAgent, OpenAIChatModel
+    from sre_env.agents.llm_agent import LLMAgent
+    from sre_env.agents.llm_client import OpenAIClient
 
     fix, diagnosis = fix_for(0)
     server = stand_in(
@@ -106,7 +107,7 @@ def test_openai_agent_solves_an_episode_with_retries_and_accounting(stand_in) ->
             completion(f"Action: submit {diagnosis}"),
         ]
     )
-    model = OpenAIChatModel("stand-in", server.url, api_key="sk-test", backoff_s=0.0)
+    model = OpenAIClient("stand-in", server.url, api_key="sk-test", backoff_s=0.0)
     agent = LLMAgent(model, use_tools=True)
     result = run_episode(gym.make(ENV_ID), agent, seed=0)
     assert result.passed and [s.command for s in result.steps] == [f"kubectl get pods -n {NS}", fix, f"submit {diagnosis}"]
@@ -124,20 +125,22 @@ def test_openai_agent_solves_an_episode_with_retries_and_accounting(stand_in) ->
 
 
 def test_openai_agent_gives_up_within_budgets(stand_in) -> None:
-    from sre_env.agents.llm import LLMAgent, LLMError, OpenAIChatModel
+    from sre_env.agents.llm_agent import LLMAgent
+    from sre_env.agents.llm_client import OpenAIClient
+    from sre_env.errors import LLMError
 
     server = stand_in([completion(f"```bash\nkubectl get pods -n {NS}\n```")] * 5)
-    agent = LLMAgent(OpenAIChatModel("m", server.url, backoff_s=0.0), max_steps=2)
+    agent = LLMAgent(OpenAIClient("m", server.url, backoff_s=0.0), max_steps=2)
     result = run_episode(gym.make(ENV_ID), agent, seed=0)
     assert len(result.steps) == 3 and result.diagnosis.startswith("(agent stopped: step budget")
     assert not result.passed and len(server.requests) == 2
     server2 = stand_in([completion("```bash\nkubectl get nodes\n```", usage=(900, 200))] * 3)
-    agent = LLMAgent(OpenAIChatModel("m", server2.url, backoff_s=0.0), max_tokens=1000)
+    agent = LLMAgent(OpenAIClient("m", server2.url, backoff_s=0.0), max_tokens=1000)
     result = run_episode(gym.make(ENV_ID), agent, seed=0)
     assert "token budget" in result.diagnosis and agent.usage.total_tokens == 1100
     dead = stand_in([("status", 500)] * 3)
     with pytest.raises(LLMError, match="after 3 attempts"):
-        OpenAIChatModel("m", dead.url, retries=2, backoff_s=0.0).chat([{"role": "user", "content": "hi"}])
+        OpenAIClient("m", dead.url, retries=2, backoff_s=0.0).chat([{"role": "user", "content": "hi"}])
 
 
 def test_eval_cli_with_an_openai_agent_saves_transcripts(stand_in, tmp_path, capsys) -> None:
@@ -179,10 +182,11 @@ def tiny_model_dir(tmp_path_factory) -> str:
 
 
 def test_hf_agent_runs_a_local_model_through_the_loop(tiny_model_dir: str) -> None:
-    from sre_env.agents.llm import HFChatModel, LLMAgent, make_chat_model
+    from sre_env.agents.llm_agent import LLMAgent
+    from sre_env.agents.llm_client import TransformersClient, make_chat_model
 
     model = make_chat_model(f"hf:{tiny_model_dir}")
-    assert isinstance(model, HFChatModel)
+    assert isinstance(model, TransformersClient)
     agent = LLMAgent(model, max_steps=2, max_reply_tokens=6, max_parse_errors=2)
     result = run_episode(gym.make(ENV_ID, max_steps=4, max_episode_steps=4), agent, seed=0)
     # the random model's words may or may not form a command; either way the loop ends graded
@@ -195,7 +199,7 @@ def test_hf_agent_runs_a_local_model_through_the_loop(tiny_model_dir: str) -> No
 
 
 def test_agent_specs_are_validated() -> None:
-    from sre_env.agents.llm import make_chat_model
+    from sre_env.agents.llm_client import make_chat_model
 
     with pytest.raises(ValueError, match="openai:<model>"):
         make_chat_model("openai:")

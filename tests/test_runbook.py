@@ -10,8 +10,8 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
-from sre_env.agents.base import AGENTS, EpisodeResult, run_episode
-from sre_env.agents.base import RunbookAgent as ExportedRunbook
+from sre_env.agents.baselines import AGENTS
+from sre_env.agents.episode import EpisodeResult, run_episode
 from sre_env.agents.runbook import RunbookAgent, parse_table
 
 #: commands that change the cluster (what an honest "nothing found" must not run)
@@ -206,7 +206,7 @@ def test_never_raises_on_odd_output() -> None:
 def test_act_before_reset_is_an_error_and_the_agent_is_registered() -> None:
     with pytest.raises(RuntimeError):
         RunbookAgent().act({"output": ""}, {})
-    assert ExportedRunbook is RunbookAgent and AGENTS["runbook"] is RunbookAgent
+    assert AGENTS["runbook"] is RunbookAgent
 
 
 def test_parse_table_reads_columns_by_header_position() -> None:

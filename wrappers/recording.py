@@ -18,20 +18,37 @@ with ``note_agent_turn`` before the step; the recorder attaches it.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["RecordEpisode", "atif_trajectory", "ATIF_VERSION"]
+__all__ = ["RecordEpisode", "atif_trajectory", "json_safe", "ATIF_VERSION"]
 
 ATIF_VERSION = "ATIF-v1.4"
 
 
-def _safe(value: Any) -> Any:
-    from sre_env.eval.episode_report import _json_safe
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON data: what episode records hold, here and in evaluation's reports.
 
-    return _json_safe(value)
+    Mappings get string keys, tuples become lists, numpy scalars plain numbers,
+    non-finite floats ``null`` (many parsers reject NaN/Infinity), anything
+    else its ``str``.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if hasattr(value, "item") and not isinstance(value, (int, float)):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    return str(value)
 
 
 def atif_trajectory(
@@ -80,7 +97,7 @@ def atif_trajectory(
     agent_obj: dict[str, Any] = {"name": agent, "version": _version()}
     if model:
         agent_obj["model_name"] = model
-    return _safe(
+    return json_safe(
         {
             "schema_version": ATIF_VERSION,
             "session_id": session_id,
@@ -124,7 +141,7 @@ class RecordEpisode(gym.Wrapper):
 
     def _write(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(_safe(record), allow_nan=False) + "\n")
+            f.write(json.dumps(json_safe(record), allow_nan=False) + "\n")
 
     def note_agent_turn(self, message: str | None = None, *, reasoning: str | None = None, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> None:
         """Attach what the agent said and spent to the next step's record."""

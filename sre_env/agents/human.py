@@ -72,7 +72,7 @@ class HumanAgent:
 
     # ------------------------------------------------------------ the loop
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
-        from sre_env.agents.base import StopEpisode
+        from sre_env.agents.episode import StopEpisode
 
         if not self._started:  # first call: the brief and the alerts at the start
             self.show(observation)

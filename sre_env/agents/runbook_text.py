@@ -2,7 +2,7 @@
 
 Pure functions over command output (tables by header position, ``describe``
 blocks, jsonpath/JSON, quantities, revision templates, Corefiles), kept apart
-from ``sre_env.runbook`` so its playbooks read as a runbook.
+from :mod:`sre_env.agents.runbook` so its playbooks read as a runbook.
 """
 
 from __future__ import annotations

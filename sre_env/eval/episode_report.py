@@ -11,11 +11,11 @@ root cause (only ever shown once the episode is over) and the reward.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Any, TextIO
 
-from sre_env.agents.base import EpisodeResult
+from sre_env.agents.episode import EpisodeResult
+from sre_env.wrappers.recording import json_safe
 
 __all__ = ["render", "format_plain", "to_json", "to_dict", "rich_available"]
 
@@ -174,25 +174,10 @@ def to_dict(result: EpisodeResult) -> dict[str, Any]:
         "brief": result.brief,
         "steps": [{"command": s.command, "exit_code": s.exit_code, "output": s.output} for s in result.steps],
     }
-    return _json_safe(data)
+    return json_safe(data)
 
 
 def to_json(result: EpisodeResult, *, indent: int | None = 2) -> str:
     """``result`` as strict JSON (no NaN/Infinity, which many parsers reject)."""
     return json.dumps(to_dict(result), indent=indent, allow_nan=False)
 
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, (bool, str)) or value is None:
-        return value
-    if hasattr(value, "item") and not isinstance(value, (int, float)):  # numpy scalars
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    return str(value)

@@ -13,7 +13,7 @@ A row holds the grade split into its parts (diagnosis, immediate, live —
 called *mitigation* in the report —, durability, cleanup, end-to-end success),
 the risk flags, steps, tokens, the simulated seconds until the cluster was
 healthy again, and the scenario's tags (app, layer, family, difficulty). The
-rows go to ``results.csv`` and ``results.json``; ``sre_env.eval.tables`` turns
+rows go to ``results.csv`` and ``results.json``; ``sre_env.eval.report`` turns
 them into Markdown, HTML and PNG plots.
 """
 
@@ -93,12 +93,13 @@ def jobs_for(config: EvalConfig) -> list[Job]:
 def make_eval_agent(spec: str, *, seed: int, attempt: int, config: EvalConfig) -> Any:
     """A baseline by name, or an LLM agent for ``openai:<model>`` / ``hf:<path>``."""
     if ":" in spec:
-        from sre_env.agents.llm import LLMAgent, make_chat_model
+        from sre_env.agents.llm_agent import LLMAgent
+        from sre_env.agents.llm_client import make_chat_model
 
         api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
         model = make_chat_model(spec, base_url=config.base_url, api_key=api_key)
         return LLMAgent(model, max_steps=config.max_steps, max_tokens=config.max_tokens, temperature=config.temperature)
-    from sre_env.agents.base import make_agent
+    from sre_env.agents.baselines import make_agent
 
     # attempts of a stochastic agent differ; of a deterministic one they repeat
     return make_agent(spec, seed=seed * 1000 + attempt)
@@ -125,7 +126,7 @@ def _time_to_mitigate(history: list[dict[str, Any]], t0: float, success: bool) -
 
 def run_job(job: Job) -> dict[str, Any]:
     """Play one episode; always returns a row (``error`` set when something broke)."""
-    from sre_env.agents.base import run_episode
+    from sre_env.agents.episode import run_episode
     from sre_env.envs.registry import scenario_class
 
     started = time.perf_counter()
@@ -288,7 +289,7 @@ class _Progress:
 
 def write_results(rows: Iterable[dict[str, Any]], out_dir: str | Path, *, config: EvalConfig | None = None) -> tuple[Path, Path]:
     """``results.csv`` and ``results.json`` (the JSON also records the run's configuration)."""
-    from sre_env.eval.episode_report import _json_safe
+    from sre_env.wrappers.recording import json_safe
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -300,7 +301,7 @@ def write_results(rows: Iterable[dict[str, Any]], out_dir: str | Path, *, config
         for row in rows:
             writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in ROW_FIELDS})
     meta = {"config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()} if config else None}
-    json_path.write_text(json.dumps(_json_safe({**meta, "rows": rows}), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(json_safe({**meta, "rows": rows}), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return csv_path, json_path
 
 

@@ -1,17 +1,18 @@
 """The LLM judge through its real code paths, with no network beyond loopback.
 
 (a) A stand-in OpenAI-compatible server (stdlib ``http.server`` on 127.0.0.1, an
-ephemeral port) plays scripted replies: good answers, a malformed answer then a
-good one, dropped connections. (b) A tiny randomly initialised GPT-2 with a
-locally trained word-level tokenizer, saved and loaded from a temp dir (no
+ephemeral port) plays scripted replies to the shared HTTP client
+(``sre_env.agents.llm_client.OpenAIClient``): good answers, a malformed answer
+then a good one, dropped connections. (b) A tiny randomly initialised GPT-2 with
+a locally trained word-level tokenizer, saved and loaded from a temp dir (no
 download): its output is noise, so the judge must retry once and then score
-every question "no" with the reason recorded.
+every question "no" with the reason recorded. (c) A client built from a plain
+function, through the judge's one-method seam, grading a real episode.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,9 +21,9 @@ from typing import Any
 import pytest
 
 from sre_env.envs.base import RootCause
-from sre_env.errors import MissingExtraError
+from sre_env.errors import LLMError
 from sre_env.rewards.diagnosis import QUESTIONS, DiagnosisContext, parse_submission
-from sre_env.rewards.llm_judge import LLMClientError, LLMJudge, build_messages, parse_answers
+from sre_env.rewards.llm_judge import LLMJudge, build_messages, parse_answers
 
 IDS = [q.id for q in QUESTIONS]
 
@@ -123,9 +124,9 @@ def server() -> Iterator[Any]:
 
 def client_for(url: str, **kw: Any):
     pytest.importorskip("httpx")
-    from sre_env.rewards.llm_judge import OpenAICompatibleClient
+    from sre_env.agents.llm_client import OpenAIClient
 
-    return OpenAICompatibleClient(url, "judge-test", backoff_s=0, **kw)
+    return OpenAIClient("judge-test", url, backoff_s=0, **{"retries": 2, **kw})
 
 
 # ----------------------------------------------------------------- HTTP client
@@ -189,7 +190,7 @@ def test_unreachable_judge_is_reported_not_cached(server) -> None:
     script = Script([("close", None)] * 3 + [("reply", answers_json("yes"))])
     url = server(script)
     client = client_for(url)
-    with pytest.raises(LLMClientError, match="after 3 attempts"):
+    with pytest.raises(LLMError, match="after 3 attempts"):
         client.complete([{"role": "user", "content": "hi"}], temperature=0.0, max_tokens=5)
     assert len(script.requests) == 3
     script.steps[:0] = [("close", None)] * 3
@@ -200,13 +201,13 @@ def test_unreachable_judge_is_reported_not_cached(server) -> None:
     # the failure was not cached: the next call reaches the (now answering) server
     assert judge.judge(GOOD_TEXT, ROOT, CTX, scenario_id="DiskSector", seed=6).passed
     script.steps[:0] = [("close", None)] * 3
-    with pytest.raises(LLMClientError):
+    with pytest.raises(LLMError):
         LLMJudge(client, raise_on_error=True).judge(GOOD_TEXT, ROOT, CTX, scenario_id="DiskSector", seed=7)
 
 
 def test_client_errors_on_bad_status_and_bad_body(server) -> None:
     client = client_for(server(Script([("status", 401), ("reply", None)])))
-    with pytest.raises(LLMClientError, match="HTTP 401"):
+    with pytest.raises(LLMError, match="HTTP 401"):
         client.complete([{"role": "user", "content": "hi"}], temperature=0.0, max_tokens=5)
     # a completion whose content is null is an empty answer, not a crash
     assert client.complete([{"role": "user", "content": "hi"}], temperature=0.0, max_tokens=5) == ""
@@ -276,24 +277,6 @@ def test_parse_answers(reply: str, n: int, errors: list[str]) -> None:
         assert errs == []
 
 
-def test_missing_httpx_names_the_extra(monkeypatch) -> None:
-    from sre_env.rewards.llm_judge import OpenAICompatibleClient
-
-    monkeypatch.setitem(sys.modules, "httpx", None)
-    with pytest.raises(MissingExtraError, match=r"sre-env\[llm\]") as info:
-        OpenAICompatibleClient("http://127.0.0.1:9", "m")
-    assert info.value.package == "httpx" and info.value.extra == "llm"
-
-
-def test_missing_transformers_names_the_extra(monkeypatch) -> None:
-    from sre_env.rewards.llm_judge import TransformersClient
-
-    monkeypatch.setitem(sys.modules, "transformers", None)
-    with pytest.raises(MissingExtraError) as info:
-        TransformersClient("nowhere")
-    assert info.value.package == "transformers" and info.value.extra == "llm"
-
-
 # ----------------------------------------------------------------- transformers
 WORDS = "the disk on worker-1 has bad sectors mongodb-rate crash loops rate fails yes no answer reason grade checklist component".split()
 
@@ -326,7 +309,7 @@ class Counting:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.model_name = inner.model_name
+        self.name = inner.name
         self.calls: list[list[dict[str, str]]] = []
 
     def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str:
@@ -335,7 +318,7 @@ class Counting:
 
 
 def test_transformers_garbage_is_retried_then_scored_no(tiny_model_dir: str, monkeypatch) -> None:
-    from sre_env.rewards.llm_judge import TransformersClient
+    from sre_env.agents.llm_client import TransformersClient
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     client = Counting(TransformersClient(tiny_model_dir, device="cpu"))
@@ -352,7 +335,7 @@ def test_transformers_garbage_is_retried_then_scored_no(tiny_model_dir: str, mon
 
 def test_transformers_greedy_decoding_is_deterministic_with_a_chat_template(tiny_model_dir: str) -> None:
     transformers = pytest.importorskip("transformers")
-    from sre_env.rewards.llm_judge import TransformersClient
+    from sre_env.agents.llm_client import TransformersClient
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(tiny_model_dir)
     tokenizer.chat_template = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} [EOS] {% endfor %}{% if add_generation_prompt %}answer{% endif %}"
@@ -365,3 +348,53 @@ def test_transformers_greedy_decoding_is_deterministic_with_a_chat_template(tiny
     assert a == b and "{" not in a
     with pytest.raises(ValueError, match="tokenizer"):
         TransformersClient(model)
+
+
+# ----------------------------------------------------------------- the seam
+class FunctionClient:
+    """The judge's seam filled by a plain function of the conversation: no model, no network."""
+
+    def __init__(self, answer: Any, name: str = "fake-judge") -> None:
+        self.answer = answer
+        self.name = name
+        self.calls: list[list[dict[str, str]]] = []
+
+    def complete(self, messages: list[dict[str, str]], *, temperature: float, max_tokens: int) -> str:
+        self.calls.append(messages)
+        return self.answer(messages)
+
+
+def test_a_plain_function_client_is_a_judge_and_its_name_tags_the_cache(tmp_path) -> None:
+    client = FunctionClient(lambda messages: answers_json("yes"))
+    judge = LLMJudge(client, cache_dir=tmp_path)
+    result = judge.judge(GOOD_TEXT, ROOT, CTX, scenario_id="DiskSector", seed=0)
+    assert result.passed and result.details["model"] == "fake-judge" and len(client.calls) == 1
+    (path,) = tmp_path.glob("*.json")
+    assert json.loads(path.read_text())["key"][0] == "fake-judge"
+
+
+def test_a_failing_client_is_never_a_verdict() -> None:
+    def down(messages: list[dict[str, str]]) -> str:
+        raise LLMError("http://judge.invalid/v1/chat/completions gave no completion after 4 attempts; the last: ConnectError", attempts=4)
+
+    result = LLMJudge(FunctionClient(down)).judge(GOOD_TEXT, ROOT, CTX, scenario_id="DiskSector", seed=0)
+    assert result.score == 0.0 and not result.passed and "after 4 attempts" in result.details["error"]
+    assert all("judge unavailable" in q["evidence"] for q in result.details["questions"])
+
+
+def test_sre_env_grades_the_diagnosis_with_the_judge() -> None:
+    """``SREEnv(diagnosis_judge=LLMJudge(client))``: the judge, not the deterministic grader, scores the submission."""
+    from sre_env.env import SREEnv
+
+    client = FunctionClient(lambda messages: answers_json("yes"))
+    env = SREEnv("MissingEnvVar", task="diagnosis", diagnosis_judge=LLMJudge(client))
+    try:
+        env.reset(seed=0)
+        _obs, _reward, terminated, _truncated, info = env.step("submit something is wrong somewhere")
+    finally:
+        env.close()
+    assert terminated and len(client.calls) == 1
+    assert "something is wrong somewhere" in client.calls[0][1]["content"]
+    # the deterministic grader would fail this vague text; the judge (which says yes to everything) passes it
+    diagnosis = info["oracles"]["diagnosis"]
+    assert diagnosis["passed"] and diagnosis["model"] == "fake-judge" and info["is_success"]
