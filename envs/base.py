@@ -23,9 +23,9 @@ from sre_env.rewards.diagnosis import Mechanism
 from sre_env.apps.base import AppSpec
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
-__all__ = ["RootCause", "Scenario", "ScenarioInfo", "SPLITS", "LAYERS", "DIFFICULTIES"]
+__all__ = ["RootCause", "Scenario", "SimScenario", "ScenarioInfo", "SPLITS", "LAYERS", "DIFFICULTIES"]
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class Scenario(ABC):
         return _whole(variant) if type(self) in _WHOLE_VARIANT else self.split_key(variant)
 
     @classmethod
-    def heldout_keys(cls, backend: "SimBackend") -> tuple[str, ...]:
+    def heldout_keys(cls, backend: "Backend") -> tuple[str, ...]:
         """The split keys reserved for the ``test`` split (a stable, seed-independent choice).
 
         The key space is enumerated by drawing variants with a fixed generator; a
@@ -174,7 +174,7 @@ class Scenario(ABC):
             return _key_hash(cls.family, key)[0] < int(256 * cls.heldout_share)
         return key in held
 
-    def choose_variant(self, backend: "SimBackend") -> dict[str, Any]:
+    def choose_variant(self, backend: "Backend") -> dict[str, Any]:
         """Draw variants until one falls in this episode's split (``all`` takes the first)."""
         if self.split == "all":
             return self.draw_variant(backend, self.rng)
@@ -188,16 +188,22 @@ class Scenario(ABC):
         raise ValueError(f"{type(self).__name__}: no {self.split} variant found")
 
     # -- lifecycle -------------------------------------------------------------
-    def setup(self, backend: "SimBackend") -> None:
-        """Draw the variant from the live cluster (e.g. where a pod runs) and inject the fault."""
-        self.variant = self.draw_variant(backend, self.rng)
+    def setup(self, backend: "Backend", develop_s: float, *, variant: dict[str, Any] | None = None) -> None:
+        """The one lifecycle every backend runs: draw the variant from the cluster (where a pod
+        runs, which service), inject the cause, and let the incident develop ``develop_s``.
+
+        ``variant``: one already drawn on an identical cluster (the simulator draws it on its
+        shared healthy baseline to look up its cache of developed incidents).
+        """
+        self.variant = variant if variant is not None else self.choose_variant(backend)
         self.inject(backend)
+        backend.advance(develop_s)
 
     @abstractmethod
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]: ...
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]: ...
 
     @abstractmethod
-    def inject(self, backend: "SimBackend") -> None: ...
+    def inject(self, backend: "Backend") -> None: ...
 
     @abstractmethod
     def root_cause(self) -> RootCause: ...
@@ -214,7 +220,7 @@ class Scenario(ABC):
         """Named command sequences that look plausible and must fail."""
         return {}
 
-    def replay_trigger(self, backend: "SimBackend") -> str:
+    def replay_trigger(self, backend: "Backend") -> str:
         """Start the incident's transient trigger again (metastable scenarios), for the live gate.
 
         Returns what was replayed ("" when the scenario has no trigger): a repair of a
@@ -250,7 +256,7 @@ class Scenario(ABC):
         """The ``-l`` selector of a component's pods (``io.kompose.service=geo``, ``service=text-service``)."""
         return f"{self.app.label_key}={component}"
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         """Scenario-specific checks that the cause itself is gone (run on the graded fork)."""
         return []
 
@@ -281,3 +287,13 @@ class Scenario(ABC):
         name = f"{cls.__name__}{suffix}"
         attrs = {"app": app, "__module__": cls.__module__, "__qualname__": name, **overrides}
         return type(name, (cls,), attrs)
+
+
+class SimScenario(Scenario):
+    """A scenario whose cause, variant or checks can only be read off the simulator's model.
+
+    Its methods receive a :class:`sre_env.sim.model.ModelBackend` (the Backend plus
+    ``model``: hosts and disks, routes as a client pod gets them, the app's runtime
+    state). That makes it simulator-only by type: a live cluster's backend refuses it,
+    and a test runs every other scenario on a backend with nothing but the seam.
+    """

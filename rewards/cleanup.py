@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .base import Check, OracleResult
+from sre_env.sim.model import ModelBackend
+
 from .mitigation import WATCHED_KINDS, Baseline, object_key
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["AllowedChange", "CleanupOracle", "cluster_changes"]
 
@@ -82,7 +84,7 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cluster_changes(baseline: Baseline, backend: "SimBackend") -> list[tuple[str, str, str, str, str]]:
+def cluster_changes(baseline: Baseline, backend: "Backend") -> list[tuple[str, str, str, str, str]]:
     """(kind, namespace, name, change, detail) for every difference from the pre-incident state."""
     now: dict[str, dict[str, Any]] = {}
     for kind in WATCHED_KINDS:
@@ -90,7 +92,7 @@ def cluster_changes(baseline: Baseline, backend: "SimBackend") -> list[tuple[str
             now[object_key(obj)] = obj
     changes: list[tuple[str, str, str, str, str]] = []
     # objects background noise created are not the agent's residue
-    for key in getattr(backend.world, "noise_objects", ()):
+    for key in backend.model.noise_objects() if isinstance(backend, ModelBackend) else ():
         now.pop(key, None)
     for key in sorted(set(now) - set(baseline.objects)):
         obj = now[key]
@@ -137,7 +139,7 @@ def cluster_changes(baseline: Baseline, backend: "SimBackend") -> list[tuple[str
 class CleanupOracle:
     name = "cleanup"
 
-    def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
+    def evaluate(self, backend: "Backend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
         allowed: Iterable[AllowedChange] = scenario.allowed_changes()
         residue, tolerated = [], []
         for kind, ns, name, change, detail in cluster_changes(baseline, backend):

@@ -16,14 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
+from .cleanup import CleanupOracle
 from .mitigation import Baseline, MitigationOracle
-from sre_env.sim.engine import reboot_node
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
-__all__ = ["ImmediateOracle", "LiveOracle", "DurabilityOracle", "restart_everything", "roll_namespace"]
+__all__ = ["ImmediateOracle", "LiveOracle", "DurabilityOracle", "ForkGates", "restart_everything", "roll_namespace"]
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
@@ -37,11 +37,11 @@ class ImmediateOracle:
         self.settle_s = settle_s
         self.success_margin = success_margin
 
-    def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
+    def evaluate(self, backend: "ModelBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
         fork = backend.fork()
         fork.advance(self.settle_s)
         checks = list(scenario.cause_checks(fork))
-        hist = list(fork.world.client_history.get(scenario.app.name, ()))[-3:]
+        hist = fork.model.client_history(scenario.app.name)[-3:]
         success = sum(s for _, s, _ in hist) / len(hist) if hist else 0.0
         need = max(baseline.client_success - self.success_margin, 0.0)
         checks.append(Check("serving", success >= need, f"client success {success:.4f} {self.settle_s:.0f}s after submit (need >= {need:.4f})"))
@@ -63,7 +63,7 @@ class DurabilityOracle:
         self.live = live or LiveOracle()
         self.restart_settle_s = restart_settle_s
 
-    def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
+    def evaluate(self, backend: "ModelBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
         fork = backend.fork()
         disturbed = restart_everything(fork, scenario)
         fork.advance(self.restart_settle_s)
@@ -95,17 +95,16 @@ def roll_namespace(api: Any, ns: str, stamp: str) -> list[str]:
     return done
 
 
-def restart_everything(backend: "SimBackend", scenario: "Scenario") -> list[str]:
+def restart_everything(backend: "ModelBackend", scenario: "Scenario") -> list[str]:
     """What a maintenance window does: roll every workload, restart every pod, reboot involved nodes."""
     done = roll_namespace(backend.api, scenario.namespace, f"durability-{int(backend.now)}")
     for node in sorted(_involved_nodes(backend, scenario)):
-        if node in backend.world.hosts:
-            reboot_node(backend.world, node)
-            done.append(f"rebooted node {node}")
+        backend.model.reboot(node)
+        done.append(f"rebooted node {node}")
     return done
 
 
-def _involved_nodes(backend: "SimBackend", scenario: "Scenario") -> set[str]:
+def _involved_nodes(backend: "ModelBackend", scenario: "Scenario") -> set[str]:
     nodes = set()
     rc = scenario.root_cause()
     if rc.component.startswith("node/"):
@@ -116,4 +115,31 @@ def _involved_nodes(backend: "SimBackend", scenario: "Scenario") -> set[str]:
             nodes.add(value)
         elif isinstance(value, (list, tuple)):
             nodes.update(str(v) for v in value)
-    return {n for n in nodes if n in backend.world.hosts}
+    hosts = backend.model.hosts()
+    return {n for n in nodes if n in hosts}
+
+
+class ForkGates:
+    """The four lifecycle gates of the simulator, each on its own fork: order changes nothing.
+
+    With ``lazy``, a failed ``live`` gate is the only result (the others cannot change the
+    reward then: RewardSpec.lazy_gates). A live cluster has one timeline and runs
+    its gates in order instead (``sre_env.k8s.oracles.LiveGates``).
+    """
+
+    def __init__(self) -> None:
+        self.immediate = ImmediateOracle()
+        self.live = LiveOracle()
+        self.durability = DurabilityOracle(self.live)
+        self.cleanup = CleanupOracle()
+
+    def evaluate(self, backend: "ModelBackend", scenario: "Scenario", baseline: Baseline, *, lazy: bool = False) -> dict[str, OracleResult]:
+        live = self.live.evaluate(backend, scenario, baseline)
+        if lazy and not live.passed:
+            return {"live": live}
+        return {
+            "immediate": self.immediate.evaluate(backend, scenario, baseline),
+            "live": live,
+            "durability": self.durability.evaluate(backend, scenario, baseline),
+            "cleanup": self.cleanup.evaluate(backend, scenario, baseline),
+        }

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .base import Check, OracleResult
-from sre_env.telemetry.alerting import alerts_of
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["Baseline", "record_baseline", "object_key", "preservation_checks", "MitigationOracle", "WATCHED_KINDS"]
 
@@ -68,7 +67,8 @@ class Baseline:
     objects: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
 
-def record_baseline(backend: "SimBackend", namespace: str, app_name: str) -> Baseline:
+def record_baseline(backend: "ModelBackend", namespace: str, app_name: str) -> Baseline:
+    """The pre-incident state of a simulated cluster (a live one: ``sre_env.k8s.oracles.record_live_baseline``)."""
     api = backend.api
     workloads = []
     for kind in ("Deployment", "StatefulSet"):
@@ -77,7 +77,7 @@ def record_baseline(backend: "SimBackend", namespace: str, app_name: str) -> Bas
     services = tuple(
         (s["metadata"]["name"], tuple(sorted((s["spec"].get("selector") or {}).items()))) for s in api.list("Service", namespace)
     )
-    hist = list(backend.world.client_history.get(app_name, ()))[-24:]
+    hist = backend.model.client_history(app_name)[-24:]
     success = sum(s for _, s, _ in hist) / len(hist) if hist else 1.0
     latency = sum(l for _, _, l in hist) / len(hist) if hist else 0.0
     objects = {}
@@ -103,7 +103,7 @@ class MitigationOracle:
         self.success_margin = success_margin
         self.latency_factor = latency_factor
 
-    def evaluate(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
+    def evaluate(self, backend: "ModelBackend", scenario: "Scenario", baseline: Baseline) -> OracleResult:
         fork = backend.fork()
         # metastable incidents: the transient trigger comes back, and the repair must ride it out
         replayed = scenario.replay_trigger(fork)
@@ -113,7 +113,7 @@ class MitigationOracle:
         extra = {"trigger_replayed": replayed} if replayed else {}
         return OracleResult.from_checks(self.name, checks, settle_s=self.settle_s, **extra)
 
-    def health_checks(self, fork: "SimBackend", scenario: "Scenario", baseline: Baseline) -> list[Check]:
+    def health_checks(self, fork: "ModelBackend", scenario: "Scenario", baseline: Baseline) -> list[Check]:
         ns = baseline.namespace
         checks = preservation_checks(fork.api, baseline)
         success, latency = self._client_window(fork, scenario.app.name)
@@ -122,14 +122,13 @@ class MitigationOracle:
         lat_limit = max(baseline.client_latency_ms * self.latency_factor, baseline.client_latency_ms + 50.0)
         checks.append(Check("client_latency", latency <= lat_limit, f"mean latency {latency:.1f} ms (baseline {baseline.client_latency_ms:.1f} ms, limit {lat_limit:.1f} ms)"))
         # info-severity alerts (CPUThrottlingHigh and friends) inform; they do not page
-        firing = [a.line() for a in alerts_of(fork.world).firing(fork.world.clock.now) if ("namespace", ns) in a.labels and a.severity != "info"]
+        firing = [a.line() for a in fork.model.firing_alerts() if ("namespace", ns) in a.labels and a.severity != "info"]
         checks.append(Check("alerts_silent", not firing, "; ".join(firing[:3]) if firing else f"no warning or critical alert firing for namespace {ns}"))
         return checks
 
-    def _client_window(self, fork: "SimBackend", app_name: str) -> tuple[float, float]:
-        world = fork.world
-        now = world.clock.now
-        hist = [(t, s, l) for t, s, l in world.client_history.get(app_name, ()) if t > now - self.window_s]
+    def _client_window(self, fork: "ModelBackend", app_name: str) -> tuple[float, float]:
+        now = fork.now
+        hist = [(t, s, l) for t, s, l in fork.model.client_history(app_name) if t > now - self.window_s]
         if not hist:
             return 0.0, float("inf")
         return sum(s for _, s, _ in hist) / len(hist), sum(l for _, _, l in hist) / len(hist)

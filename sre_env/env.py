@@ -27,22 +27,19 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from sre_env.backend import Backend
 from sre_env.envs.base import SPLITS, Scenario
 from sre_env.envs.registry import scenario_class
+from sre_env.episode import EpisodeBackend
 from sre_env.grading import Grader
 from sre_env.rewards.base import OracleResult
 from sre_env.rewards.mitigation import Baseline
 from sre_env.rewards.risk import RiskMonitor, risk_context_for
 from sre_env.rewards.spec import TASKS, RewardSpec
-from sre_env.shell import CommandResult, ShellContext, command_reference, run_command
-from sre_env.sim.backend import SimBackend
-from sre_env.sim.episodes import developed_incident
-from sre_env.kube.timefmt import iso
-from sre_env.sim.noise import NOISE_LEVELS, schedule_noise
+from sre_env.shell import CommandResult, command_reference
+from sre_env.sim.episodes import SimEpisodes
+from sre_env.sim.noise import NOISE_LEVELS
 from sre_env.telemetry.exporters import observation_series
-from sre_env.telemetry.metrics_store import window_and_mask
-from sre_env.telemetry.traces import span_summary
-from sre_env.telemetry.metrics_store import metrics_of
 
 __all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
 
@@ -62,32 +59,18 @@ _TRANSLATE = {i: "?" for i in range(0, 256) if chr(i) not in CHARSET}
 _UNPRINTABLE = re.compile(r"[^\t\n\x20-\x7e]")
 
 
-def _telemetry_commands() -> dict[str, Any]:
-    """The observability commands (PromQL, alerts, LogQL, traces) next to kubectl and ssh."""
-    from sre_env.telemetry.log_trace_commands import log_trace_commands
-
-    commands = dict(log_trace_commands())
-    try:
-        from sre_env.telemetry.metrics_commands import metrics_commands
-    except ImportError:  # pragma: no cover - only while the metrics commands are absent
-        pass
-    else:
-        commands.update(metrics_commands())
-    return commands
-
-
-def _live_backend(backend: Any, kubeconfig: str | None, options: dict[str, Any] | None) -> Any:
-    """``"sim"``/None: the simulator (None returned); ``"kubernetes"``: a KubernetesBackend built from
-    ``kubeconfig`` and ``options``; an object with ``start_episode``: that live backend."""
+def episode_backend(backend: Any, kubeconfig: str | None = None, options: dict[str, Any] | None = None) -> EpisodeBackend:
+    """``"sim"``/None: the embedded simulator; ``"kubernetes"``: a KubernetesBackend built from
+    ``kubeconfig`` and ``options``; an :class:`~sre_env.episode.EpisodeBackend`: that one."""
     if backend is None or backend == "sim":
         if kubeconfig is not None or options:
             raise ValueError("kubeconfig and backend_options apply to backend='kubernetes'")
-        return None
+        return SimEpisodes()
     if backend == "kubernetes":
         from sre_env.k8s.backend import KubernetesBackend
 
         return KubernetesBackend(kubeconfig, **(options or {}))
-    if not isinstance(backend, type) and callable(getattr(backend, "start_episode", None)):
+    if not isinstance(backend, type) and isinstance(backend, EpisodeBackend):
         return backend
     raise ValueError(f"backend must be 'sim', 'kubernetes' or a KubernetesBackend, got {backend!r}")
 
@@ -120,11 +103,6 @@ def metric_names(scenario_cls: type[Scenario]) -> list[str]:
     return observation_series(scenario_cls.app)
 
 
-#: noise starts this long before the agent's first look; it runs for the horizon after
-NOISE_LEAD_S = 60.0
-NOISE_HORIZON_S = 900.0
-
-
 class SREEnv(gym.Env[dict[str, Any], str]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
@@ -145,14 +123,12 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         backend_options: dict[str, Any] | None = None,
     ) -> None:
         self.scenario_cls = scenario_class(scenario) if isinstance(scenario, str) else scenario
-        #: a live cluster (sre_env.k8s) instead of the embedded simulator; None: the simulator
-        self._live = _live_backend(backend, kubeconfig, backend_options)
-        if self._live is not None:
-            self._live.check_supported(self.scenario_cls)
-            if noise != "none":
-                raise ValueError("noise is scheduled on the simulator's clock; a live cluster brings its own (use noise='none')")
+        #: where episodes run: the embedded simulator, or a live cluster (sre_env.k8s)
+        self._episodes = episode_backend(backend, kubeconfig, backend_options)
+        self._episodes.check_supported(self.scenario_cls, noise=noise)
+        if self._episodes.nondeterministic:
             # users see from the metadata (and the spec, see below) that episodes do not replay
-            self.metadata = {**type(self).metadata, "nondeterministic": True, "backend": "kubernetes"}
+            self.metadata = {**type(self).metadata, "nondeterministic": True, "backend": self._episodes.name}
         if split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         if noise not in NOISE_LEVELS:
@@ -186,7 +162,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             }
         )
         self.action_space = spaces.Text(max_length=ACTION_MAX, min_length=0, charset=_CHARSET_STR)
-        self.backend: SimBackend | None = None
+        #: the cluster of the current episode (None before the first reset)
+        self.backend: Backend | None = None
         self.scenario: Scenario | None = None
         self._baseline: Baseline | None = None
         self._steps = 0
@@ -195,7 +172,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._t0 = 0.0
         self._history: list[dict[str, Any]] = []
         self._final_info: dict[str, Any] = {}
-        self._obs_cache: dict[str, Any] = {}
+        #: the last texts the backend observed, with their sanitized form (by identity: backends reuse them)
+        self._sanitized: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -203,28 +181,14 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         episode_seed = int(self.np_random.integers(0, 2**63 - 1))
         self.scenario = self.scenario_cls(np.random.default_rng([episode_seed, 1]), split=self.split)
         develop_s = self.develop_s if self.develop_s is not None else self.scenario.develop_s
-        # noise starts a minute before the agent's first look, so some of it has already happened
-        lead = NOISE_LEAD_S if self.noise != "none" else 0.0
-        if self._live is not None:
-            backend, self._baseline = self._live, self._live.start_episode(self.scenario, develop_s)
-        else:
-            backend, self._baseline = developed_incident(self.scenario, max(develop_s - lead, 0.0))
-            # from here on, randomness is the episode's own
-            backend.world.rng = np.random.default_rng([episode_seed, 2])
-            backend.world.variant_seed = episode_seed % (2**31)
-        if lead:
-            rc = self.scenario.root_cause()
-            involved = tuple(c.split("/", 1)[-1] for c in (rc.component, *(rc.affected or ())))
-            schedule_noise(backend.world, self.scenario.app, self.noise, episode_seed, start=backend.now, horizon_s=NOISE_HORIZON_S, avoid=involved)
-            backend.advance(lead)
-        self.backend = backend
-        self._obs_cache = {}
+        self._baseline = self._episodes.start_episode(self.scenario, develop_s=develop_s, seed=episode_seed, noise=self.noise)
+        backend = self.backend = self._episodes.cluster
+        self._sanitized = {}
         self._t0 = backend.now
         self._steps = 0
         self._done = False
         self._history = []
         self._final_info = {}
-        self._shell = ShellContext(backend=backend, namespace="default", extra_commands=_telemetry_commands())
         self._episode_seed = episode_seed
         self._diagnosis: OracleResult | None = None
         self._diagnosis_text: str | None = None
@@ -258,15 +222,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
                 result = CommandResult("Submitted. Grading the cluster...\n", 0, 0.0, False)
                 reward += self._finish(text, submitted=True)
                 terminated = True
-        elif self._live is not None:
-            result = self._live.run_agent_command(action)  # the real kubectl; the cluster's clock moved by itself
         else:
-            before = self.backend.now
-            result = run_command(self._shell, action)
-            waited = self.backend.now - before  # `kubectl wait`, `run -i`: the command let time pass itself
-            self.backend.advance(result.cost_s)
-            if waited > 0:
-                result = CommandResult(result.output, result.exit_code, result.cost_s + waited, result.mutating)
+            result = self._episodes.run_command(action)
             if self._risk.catastrophic:
                 result = CommandResult(result.output + "\n[episode ended: catastrophic action]\n", result.exit_code, result.cost_s, result.mutating)
                 reward += self._finish(None, submitted=False, catastrophic=True)
@@ -302,7 +259,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         if self.render_mode != "ansi":
             return None
         obs = self._observation()
-        shown = "-" if self.backend is None else iso(self.backend.now) if self._live is None else f"+{self.backend.now - self._t0:.0f}s"
+        shown = "-" if self.backend is None else self._episodes.clock_label(self._t0)
         lines = [f"--- step {self._steps}  t={shown} ---", obs["output"]]
         if obs["alerts"]:
             lines += ["[alerts]", obs["alerts"]]
@@ -315,7 +272,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         if diagnosis is None and (diagnosis_text or self.task == "diagnosis"):
             diagnosis = self.grader.diagnosis(diagnosis_text, self.backend, self.scenario, seed=self._episode_seed)
         grade = self.grader.grade(
-            self.backend,
+            self._episodes,
             self.scenario,
             self._baseline,
             diagnosis=diagnosis,
@@ -334,67 +291,38 @@ class SREEnv(gym.Env[dict[str, Any], str]):
             "risk": grade.risk,
             "root_cause": self.scenario.root_cause().as_dict(),
             "split": self.split,
-            "noise": list(self.backend.world.noise_log) if self._live is None else [],
+            "noise": self._episodes.noise_log(),
             "variant": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.scenario.variant.items()},
         }
         return grade.reward
 
     def _health(self) -> float:
         """Potential for shaping: the client's success ratio right now."""
-        assert self.backend is not None and self.scenario is not None
-        if self._live is not None:
-            return self._live.client_success(self.scenario.namespace)
-        res = self.backend.world.last_traffic.get(self.scenario.app.name)
-        return float(res.client_success) if res is not None else 0.0
+        assert self.scenario is not None
+        return self._episodes.health(self.scenario)
 
     def _observation(self) -> dict[str, Any]:
-        assert self.backend is not None
-        if self._live is not None:
-            return self._live_observation()
-        world = self.backend.world
-        # alerts and metrics change only on a scrape, logs only when a line is written
-        # or time passes: reuse what was built for the same state (copies go out, so
-        # callers may keep or mutate what they get)
-        scrape_key = (id(world), metrics_of(world).rows)
-        if self._obs_cache.get("scrape") != scrape_key:
-            window, mask = window_and_mask(world, self._metric_names, WINDOW)
-            np.clip(window, 0.0, METRIC_MAX, out=window)
-            alerts = sanitize("\n".join(self.backend.firing_alerts()), ALERTS_MAX)
-            self._obs_cache.update(scrape=scrape_key, window=window, mask=mask, alerts=alerts)
-        logs_key = (id(world), world.clock.now, len(world.notable_logs), world.notable_logs[-1] if world.notable_logs else None)
-        if self._obs_cache.get("logs_key") != logs_key:
-            self._obs_cache.update(logs_key=logs_key, logs=sanitize(self._recent_logs(), LOGS_MAX))
-        plan = world.plans.get(self.scenario.app.name) if self.scenario is not None else None
-        traces_key = (scrape_key, plan.revision if plan is not None else None)
-        if self._obs_cache.get("traces_key") != traces_key:
-            summary = span_summary(world, self.scenario.app, world.clock.now, 30.0) if self.scenario is not None else ""
-            self._obs_cache.update(traces_key=traces_key, traces=sanitize(summary, TRACES_MAX))
-        cache = self._obs_cache
+        assert self.backend is not None and self.scenario is not None
+        seen = self._episodes.observe(self.scenario, self._metric_names, WINDOW)
         return {
             "output": sanitize(self._last_output, OUTPUT_MAX),
-            "alerts": cache["alerts"],
-            "logs": cache["logs"],
-            "traces": cache["traces"],
-            "metrics": cache["window"].copy(),
-            "metrics_mask": cache["mask"].copy(),
+            "alerts": self._clean("alerts", seen.alerts, ALERTS_MAX),
+            "logs": self._clean("logs", seen.logs, LOGS_MAX),
+            "traces": self._clean("traces", seen.traces, TRACES_MAX),
+            "metrics": np.clip(seen.metrics, 0.0, METRIC_MAX).astype(np.float32, copy=False),
+            "metrics_mask": seen.metrics_mask.astype(np.int8),
             "step": np.array([self._steps], dtype=np.int64),
-            "time": np.array([self.backend.now - self._t0], dtype=np.float32),
+            "time": np.array([max(self.backend.now - self._t0, 0.0)], dtype=np.float32),
         }
 
-    def _live_observation(self) -> dict[str, Any]:
-        """The same Dict from a live cluster's telemetry (sre_env.k8s.backend.KubernetesBackend.observe)."""
-        assert self._live is not None and self.scenario is not None
-        live = self._live.observe(self.scenario, self._metric_names, WINDOW)
-        return {
-            "output": sanitize(self._last_output, OUTPUT_MAX),
-            "alerts": sanitize(live.alerts, ALERTS_MAX),
-            "logs": sanitize(live.logs, LOGS_MAX),
-            "traces": sanitize(live.traces, TRACES_MAX),
-            "metrics": np.clip(live.metrics.astype(np.float32), 0.0, METRIC_MAX),
-            "metrics_mask": live.metrics_mask.astype(np.int8),
-            "step": np.array([self._steps], dtype=np.int64),
-            "time": np.array([max(self._live.now - self._t0, 0.0)], dtype=np.float32),
-        }
+    def _clean(self, field: str, text: str, limit: int) -> str:
+        """``sanitize(text, limit)``, once per text the backend hands out."""
+        hit = self._sanitized.get(field)
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        out = sanitize(text, limit)
+        self._sanitized[field] = (text, out)
+        return out
 
     @property
     def spec(self) -> Any:
@@ -403,7 +331,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
     @spec.setter
     def spec(self, value: Any) -> None:
         # gym.make stamps the registered (deterministic) spec on the env; on a live cluster say otherwise
-        if value is not None and self.__dict__.get("_live") is not None and not value.nondeterministic:
+        episodes = self.__dict__.get("_episodes")
+        if value is not None and episodes is not None and episodes.nondeterministic and not value.nondeterministic:
             import dataclasses
 
             value = dataclasses.replace(value, nondeterministic=True)
@@ -411,25 +340,7 @@ class SREEnv(gym.Env[dict[str, Any], str]):
 
     def close(self) -> None:
         """Release a live backend's sandbox, agent credentials and node pods (the simulator holds none)."""
-        if self._live is not None:
-            self._live.close()
-
-    def _recent_logs(self, horizon_s: float = 120.0, limit: int = 12) -> str:
-        """Warnings and errors the app's containers logged recently (newest last)."""
-        assert self.backend is not None and self.scenario is not None
-        world = self.backend.world
-        since = world.clock.now - horizon_s
-        ns = self.scenario.namespace
-        rows = []
-        for t, pod_ns, pod, line in reversed(world.notable_logs):
-            if t < since - 60.0:
-                break
-            if pod_ns == ns and t >= since:
-                rows.append((t, pod, line))
-                if len(rows) >= limit * 2:
-                    break
-        rows.sort(key=lambda r: (r[0], r[1]))
-        return "\n".join(f"{pod}: {line[:300]}" for _, pod, line in rows[-limit:])
+        self._episodes.close()
 
     def _info(self, result: CommandResult | None) -> dict[str, Any]:
         info: dict[str, Any] = {"step": self._steps, "time_s": float(self.backend.now - self._t0) if self.backend else 0.0}

@@ -1,8 +1,10 @@
-"""Episode grading: run the gates on forks, grade the diagnosis, compose the reward.
+"""Episode grading: run the backend's lifecycle gates, grade the diagnosis, compose the reward.
 
 The env decides *when* to grade (a submit, the step limit, a catastrophic
 command); this module decides *how*, so the CLI, evaluation runs and tests
-grade exactly as the env does.
+grade exactly as the env does. The gates themselves are the backend's
+(:meth:`sre_env.episode.EpisodeBackend.gates`): forks of the simulated world, or
+one live timeline.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.rewards.base import OracleResult
-from sre_env.rewards.cleanup import CleanupOracle
-from sre_env.rewards.lifecycle import DurabilityOracle, ImmediateOracle, LiveOracle
 from sre_env.rewards.mitigation import Baseline
 from sre_env.rewards.spec import RewardSpec, compose_reward
 
 if TYPE_CHECKING:
+    from sre_env.backend import Backend
     from sre_env.envs.base import Scenario
-    from sre_env.sim.backend import SimBackend
+    from sre_env.episode import EpisodeBackend
 
 __all__ = ["Grader", "Grade"]
 
@@ -37,26 +38,12 @@ class Grader:
         self.spec = spec or RewardSpec()
         self.task = task
         self.judge = diagnosis_judge
-        self.immediate = ImmediateOracle()
-        self.live = LiveOracle()
-        self.durability = DurabilityOracle(self.live)
-        self.cleanup = CleanupOracle()
 
-    def gates(self, backend: "SimBackend", scenario: "Scenario", baseline: Baseline) -> dict[str, OracleResult]:
-        if getattr(backend, "live", False):
-            # a live cluster cannot fork: its backend runs the gates in order on the one timeline (sre_env.k8s.oracles)
-            return backend.grade(scenario, baseline)  # type: ignore[attr-defined]
-        live = self.live.evaluate(backend, scenario, baseline)  # every gate runs on its own fork: order changes nothing
-        if self.spec.lazy_gates and not live.passed and self.spec.moot_after_live_failed():
-            return {"live": live}
-        return {
-            "immediate": self.immediate.evaluate(backend, scenario, baseline),
-            "live": live,
-            "durability": self.durability.evaluate(backend, scenario, baseline),
-            "cleanup": self.cleanup.evaluate(backend, scenario, baseline),
-        }
+    def gates(self, episodes: "EpisodeBackend", scenario: "Scenario", baseline: Baseline) -> dict[str, OracleResult]:
+        """The lifecycle gates; only ``live`` when it failed and the others cannot change the reward."""
+        return episodes.gates(scenario, baseline, lazy=self.spec.lazy_gates and self.spec.moot_after_live_failed())
 
-    def diagnosis(self, text: str | None, backend: "SimBackend", scenario: "Scenario", *, seed: int) -> OracleResult:
+    def diagnosis(self, text: str | None, backend: "Backend", scenario: "Scenario", *, seed: int) -> OracleResult:
         from sre_env.rewards.diagnosis import diagnosis_context_for, grade_diagnosis, parse_submission
 
         context = diagnosis_context_for(scenario, backend)
@@ -67,7 +54,7 @@ class Grader:
 
     def grade(
         self,
-        backend: "SimBackend",
+        episodes: "EpisodeBackend",
         scenario: "Scenario",
         baseline: Baseline,
         *,
@@ -78,7 +65,7 @@ class Grader:
     ) -> Grade:
         results: dict[str, OracleResult] = {}
         if self.task != "diagnosis" and not (catastrophic and self.spec.lazy_gates):  # a catastrophe fixes the reward
-            results.update(self.gates(backend, scenario, baseline))
+            results.update(self.gates(episodes, scenario, baseline))
         if diagnosis is not None:
             results["diagnosis"] = diagnosis
         penalty = (1.0 - risk_oracle.score) if risk_oracle is not None else 0.0

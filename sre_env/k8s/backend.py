@@ -28,12 +28,11 @@ import shutil
 import tempfile
 import time
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
+from sre_env.episode import Observation
 from sre_env.errors import MissingExtraError, ScenarioError
 
 from .guard import NamespaceGuard, guard_kubeconfig
@@ -48,18 +47,7 @@ if TYPE_CHECKING:
     from sre_env.rewards.mitigation import Baseline
     from sre_env.shell import CommandResult
 
-__all__ = ["KubernetesBackend", "LiveObservation"]
-
-
-@dataclass(frozen=True)
-class LiveObservation:
-    """The parts of an observation the env cannot compute itself on a live cluster."""
-
-    alerts: str
-    logs: str
-    traces: str
-    metrics: np.ndarray
-    metrics_mask: np.ndarray
+__all__ = ["KubernetesBackend"]
 
 
 class KubernetesBackend:
@@ -75,9 +63,8 @@ class KubernetesBackend:
         allow_unverified: run scenarios not in ``LIVE_SCENARIOS`` (their checks may need the simulator).
     """
 
+    name = "kubernetes"
     nondeterministic = True
-    #: the env asks the backend for observations and grading instead of reading a simulated world
-    live = True
 
     def __init__(
         self,
@@ -115,7 +102,7 @@ class KubernetesBackend:
         self.sandbox_image = sandbox_image
         self.command_timeout_s = float(command_timeout_s)
         self.healthy_timeout_s = float(healthy_timeout_s)
-        self.gates = gates or LiveGates()
+        self.live_gates = gates or LiveGates()
         self.allow_unverified = allow_unverified
         self.sandbox: Sandbox | None = None
         self._credentials: ScopedCredentials | None = None
@@ -158,16 +145,30 @@ class KubernetesBackend:
             time.sleep(min(max(left / self.time_scale, 0.02), 5.0))
 
     # -- episodes --------------------------------------------------------------------------
-    def check_supported(self, scenario_cls: type["Scenario"]) -> None:
+    @property
+    def cluster(self) -> "KubernetesBackend":
+        """The live cluster is its own episode backend: faults and the shell use this object."""
+        return self
+
+    def check_supported(self, scenario_cls: type["Scenario"], *, noise: str = "none") -> None:
+        from sre_env.envs.base import SimScenario
+
+        if noise != "none":
+            raise ValueError("noise is scheduled on the simulator's clock; a live cluster brings its own (use noise='none')")
+        if issubclass(scenario_cls, SimScenario):
+            raise ScenarioError(f"{scenario_cls.__name__} reads the simulator's model (its cause or its checks have no Kubernetes API equivalent); it runs on the simulator only")
         if live_scenario_name(scenario_cls) is None and not self.allow_unverified:
             raise ScenarioError(
                 f"{scenario_cls.__name__} is not verified on the KubernetesBackend yet (its checks or its reference fix "
                 f"need the simulator); verified: {', '.join(sorted(LIVE_SCENARIOS))}. Pass allow_unverified=True to try it anyway."
             )
 
-    def start_episode(self, scenario: "Scenario", develop_s: float) -> "Baseline":
-        """Recover, reconcile to the baseline, inject ``scenario`` and let it develop; returns the baseline."""
-        self.check_supported(type(scenario))
+    def start_episode(self, scenario: "Scenario", *, develop_s: float, seed: int = 0, noise: str = "none") -> "Baseline":
+        """Recover, reconcile to the baseline, set ``scenario`` up and let it develop; returns the baseline.
+
+        ``seed`` draws nothing here: the cluster's own scheduler, network and clock decide the rest.
+        """
+        self.check_supported(type(scenario), noise=noise)
         ns = scenario.namespace
         self.nodes.recover_all()
         self._ensure_sandbox(ns)
@@ -177,9 +178,7 @@ class KubernetesBackend:
         self.wait_healthy(ns)
         if baseline is None:
             baseline = self._baselines[ns] = record_live_baseline(self, ns)
-        scenario.variant = scenario.choose_variant(self)  # type: ignore[arg-type]
-        scenario.inject(self)  # type: ignore[arg-type]
-        self.advance(develop_s)
+        scenario.setup(self, develop_s)
         return baseline
 
     def wait_healthy(self, namespace: str) -> None:
@@ -211,7 +210,7 @@ class KubernetesBackend:
         self.sandbox = make_sandbox(self._credentials.kubeconfig, self.sandbox_mode, image=self.sandbox_image)
 
     # -- the agent ---------------------------------------------------------------------------
-    def run_agent_command(self, command: str) -> "CommandResult":
+    def run_command(self, command: str) -> "CommandResult":
         """Run one agent command line in the sandbox; its cost is the cluster time it took."""
         from sre_env.shell import CommandResult
 
@@ -221,27 +220,36 @@ class KubernetesBackend:
         return CommandResult(out.output, out.exit_code, out.wall_s * self.time_scale, out.mutating)
 
     # -- observations ------------------------------------------------------------------------
-    def observe(self, scenario: "Scenario", metric_names: list[str], length: int) -> LiveObservation:
+    def observe(self, scenario: "Scenario", metric_names: list[str], window: int) -> Observation:
         ns = scenario.namespace
-        window, mask = self.telemetry.metrics_window(scenario.app, metric_names, length)
-        return LiveObservation(
+        metrics, mask = self.telemetry.metrics_window(scenario.app, metric_names, window)
+        return Observation(
             alerts="\n".join(self.telemetry.firing_alerts()),
             logs=self.telemetry.recent_logs(ns),
             traces=self.telemetry.trace_summary(scenario.app.entrypoint),
-            metrics=window,
+            metrics=metrics,
             metrics_mask=mask,
         )
 
     def firing_alerts(self) -> list[str]:
         return self.telemetry.firing_alerts()
 
-    def client_success(self, namespace: str, window_s: float = 60.0) -> float:
-        client = self.telemetry.client_window(namespace, window_s)
+    def health(self, scenario: "Scenario", window_s: float = 60.0) -> float:
+        """The load generator's success ratio over the last minute (Prometheus)."""
+        client = self.telemetry.client_window(scenario.namespace, window_s)
         return client.success if client.has_data else 0.0
 
+    def noise_log(self) -> list[dict[str, Any]]:
+        return []
+
+    def clock_label(self, since: float) -> str:
+        return f"+{self.now - since:.0f}s"
+
     # -- grading --------------------------------------------------------------------------------
-    def grade(self, scenario: "Scenario", baseline: "Baseline") -> dict[str, "OracleResult"]:
-        return self.gates.evaluate(self, scenario, baseline)
+    def gates(self, scenario: "Scenario", baseline: "Baseline", *, lazy: bool = False) -> dict[str, "OracleResult"]:
+        """The gates in order on the one timeline (``lazy`` changes nothing: a live cluster cannot skip
+        ahead, and the later gates' disturbance is what durability measures)."""
+        return self.live_gates.evaluate(self, scenario, baseline)
 
     # -- teardown --------------------------------------------------------------------------------
     def _close_sandbox(self) -> None:

@@ -263,9 +263,6 @@ def live_cause_checks(scenario: "Scenario", backend: Any) -> list[Check]:
 class _CleanupView:
     """What the cleanup gate sees of a live cluster: watched kinds it serves, minus the harness's objects."""
 
-    #: no simulated world, so no noise objects to set aside
-    world = None
-
     def __init__(self, backend: "KubernetesBackend") -> None:
         self._objects = watched_objects(backend)
         self.api = self

@@ -27,6 +27,7 @@ from sre_env.sim.commands.views import ContainerView, HostView
 from sre_env.kube.field_labels import check_field_selector
 from sre_env.sim.kernel.hosts import kubelet_x509_error
 from sre_env.sim.kernel.world import World
+from sre_env.sim.model import SimModel
 from sre_env.sim.control.apiserver import create
 from sre_env.sim.engine import advance
 from sre_env.sim.kubelet.node_status import update_node_conditions
@@ -413,6 +414,8 @@ class SimBackend:
         self.world = world
         self.api = SimApi(world)
         self.nodes = SimNodes(world)
+        #: the model behind the API, for simulator-only scenarios and gates (sre_env.sim.model)
+        self.model = SimModel(world)
 
     @property
     def now(self) -> float:

@@ -1,21 +1,22 @@
 """Shell commands for logs and traces: ``logql`` (logcli-like) and ``traces`` (Jaeger query).
 
-Both are :data:`sre_env.shell.Handler` functions for ``ShellContext.extra_commands``.
-They read the simulated world behind the backend (``ctx.backend.world``); on a
-backend without one they say so. Usage errors print the command's help in the
-style of its real counterpart (kingpin for logcli) and exit 1; nothing raises.
+:func:`log_trace_commands` binds them to one simulated world, as handlers for
+``ShellContext.extra_commands`` (a live cluster has the real tools instead).
+Usage errors print the command's help in the style of its real counterpart
+(kingpin for logcli) and exit 1; nothing raises.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Callable
 
 from . import traces as tr
 from .logql import QueryOptions, label_names, label_values, parse_duration, run_query
 
 if TYPE_CHECKING:
-    from ..shell import ShellContext
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["log_trace_commands", "logql_command", "traces_command", "LOGQL_HELP", "TRACES_HELP"]
 
@@ -55,13 +56,9 @@ Query the Jaeger tracing backend of the cluster (like the Jaeger UI / query API)
 """
 
 
-def log_trace_commands() -> dict[str, Callable[["ShellContext", list[str]], Result]]:
-    """The handlers to merge into ``ShellContext.extra_commands``."""
-    return {"logql": logql_command, "traces": traces_command}
-
-
-def _world(ctx: Any) -> Any:
-    return getattr(getattr(ctx, "backend", None), "world", None)
+def log_trace_commands(world: "World") -> dict[str, Callable[[object, list[str]], Result]]:
+    """The handlers to merge into ``ShellContext.extra_commands``, reading ``world``."""
+    return {"logql": partial(logql_command, world), "traces": partial(traces_command, world)}
 
 
 class _Usage(Exception):
@@ -97,17 +94,17 @@ def _int(text: str, flag: str) -> int:
 # =========================================================================== logql
 
 
-def logql_command(ctx: "ShellContext", argv: list[str]) -> Result:
+def logql_command(world: "World", ctx: object, argv: list[str]) -> Result:
     """``logql [flags] '<query>'`` / ``logql labels [name]``."""
     try:
-        return _logql(ctx, argv)
+        return _logql(world, argv)
     except _Usage as exc:
         return f"logql: error: {exc}, try --help\n", 1
     except Exception as exc:  # a bug must not escape into the episode
         return f"logql: error: internal: {type(exc).__name__}: {exc}\n", 1
 
 
-def _logql(ctx: "ShellContext", argv: list[str]) -> Result:
+def _logql(world: "World", argv: list[str]) -> Result:
     opts = QueryOptions()
     positional: list[str] = []
     i = 0
@@ -143,10 +140,7 @@ def _logql(ctx: "ShellContext", argv: list[str]) -> Result:
         else:
             positional.append(a)
             i += 1
-    world = _world(ctx)
     if positional and positional[0] == "labels":
-        if world is None:
-            return _no_world("logql")
         if len(positional) > 2:
             raise _Usage(f"unexpected {positional[2]}")
         names = label_values(world, positional[1]) if len(positional) == 2 else label_names(world)
@@ -155,22 +149,16 @@ def _logql(ctx: "ShellContext", argv: list[str]) -> Result:
         raise _Usage("required argument 'query' not provided")
     if len(positional) > 1:
         raise _Usage(f"unexpected {positional[1]} (quote the query: logql '{{app=\"x\"}} |= \"y\"')")
-    if world is None:
-        return _no_world("logql")
     return run_query(world, positional[0], opts)
-
-
-def _no_world(prog: str) -> Result:
-    return f"{prog}: error: no log/trace backend is reachable from this environment\n", 1
 
 
 # =========================================================================== traces
 
 
-def traces_command(ctx: "ShellContext", argv: list[str]) -> Result:
+def traces_command(world: "World", ctx: object, argv: list[str]) -> Result:
     """``traces services|operations|find|get|deps|summary ...``."""
     try:
-        return _traces(ctx, argv)
+        return _traces(world, argv)
     except _Usage as exc:
         return f"traces: error: {exc}\n\n{TRACES_HELP}", 1
     except Exception as exc:  # a bug must not escape into the episode
@@ -196,7 +184,7 @@ def _parse_tags(text: str) -> dict[str, str]:
     return out
 
 
-def _traces(ctx: "ShellContext", argv: list[str]) -> Result:
+def _traces(world: "World", argv: list[str]) -> Result:
     if not argv or argv[0] in ("-h", "--help", "help"):
         return (TRACES_HELP, 0) if argv else (TRACES_HELP, 1)
     sub, rest = argv[0], argv[1:]
@@ -222,11 +210,8 @@ def _traces(ctx: "ShellContext", argv: list[str]) -> Result:
     out_json = flags.get("--output", "text") == "json"
     if flags.get("--output", "text") not in ("text", "json", "table", "default"):
         raise _Usage(f"unknown output format {flags['--output']!r} (text or json)")
-    world = _world(ctx)
     if sub not in ("services", "operations", "find", "search", "get", "trace", "deps", "dependencies", "summary"):
         raise _Usage(f"unknown subcommand {sub!r}")
-    if world is None:
-        return _no_world("traces")
     if sub == "services":
         names = tr.services(world)
         if out_json:

@@ -2,8 +2,8 @@
 
 ``promql`` answers like Prometheus' HTTP API (``-o json``) or promtool's text
 output (default). Errors print Prometheus' message and exit 1; nothing raises.
-Register with ``ShellContext(extra_commands=metrics_commands())``; the handlers
-read ``ctx.backend.world``.
+Register with ``ShellContext(extra_commands=metrics_commands(world))``: the handlers
+read that simulated world (a live cluster has the real tools instead).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 import promql_parser
@@ -21,11 +22,11 @@ from sre_env.telemetry.alerting import alerts_of
 from sre_env.telemetry.metrics_store import metrics_of
 
 if TYPE_CHECKING:
-    from ..shell import ShellContext
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["metrics_commands", "promql_command", "alerts_command", "PROMQL_HELP", "ALERTS_HELP"]
 
-Handler = Callable[["ShellContext", list[str]], tuple[str, int]]
+Handler = Callable[[object, list[str]], tuple[str, int]]
 EPOCH_UNIX = EPOCH.timestamp()
 
 PROMQL_HELP = """\
@@ -62,9 +63,9 @@ List the alerts Prometheus' rules fire (kube-prometheus style, evaluated every m
 """
 
 
-def metrics_commands() -> dict[str, Handler]:
-    """The extra shell commands this module provides, by name."""
-    return {"promql": promql_command, "alerts": alerts_command}
+def metrics_commands(world: "World") -> dict[str, Handler]:
+    """The extra shell commands this module provides, by name, reading ``world``."""
+    return {"promql": partial(promql_command, world), "alerts": partial(alerts_command, world)}
 
 
 class _UsageError(Exception):
@@ -129,11 +130,7 @@ def _flags(argv: list[str], spec: dict[str, str], bool_flags: set[str]) -> tuple
     return opts, rest
 
 
-def _world(ctx: "ShellContext") -> Any:
-    return getattr(ctx.backend, "world", None)
-
-
-def promql_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
+def promql_command(world: "World", ctx: object, argv: list[str]) -> tuple[str, int]:
     """``promql '<expr>' [--range D --step D] [--time T] [-o json|table]``."""
     spec = {"--time": "time", "--range": "range", "--start": "start", "--end": "end", "--step": "step", "-o": "output", "--output": "output", "-h": "help", "--help": "help"}
     try:
@@ -147,9 +144,6 @@ def promql_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     output = opts.get("output", "table")
     if output not in ("table", "json"):
         return f"promql: error: invalid output format {output!r} (table or json)\n", 2
-    world = _world(ctx)
-    if world is None:
-        return "promql: error: this backend has no metrics\n", 1
     tsdb = metrics_of(world).tsdb
     now_unix = world.clock.now + EPOCH_UNIX
     expr = " ".join(rest)
@@ -174,7 +168,7 @@ def promql_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     return result.to_table(), 0 if result.ok else 1
 
 
-def alerts_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
+def alerts_command(world: "World", ctx: object, argv: list[str]) -> tuple[str, int]:
     """``alerts [--all] [-o table|json]``: firing (or pending and firing) alerts."""
     spec = {"--all": "all", "-a": "all", "-o": "output", "--output": "output", "-h": "help", "--help": "help"}
     try:
@@ -188,9 +182,6 @@ def alerts_command(ctx: "ShellContext", argv: list[str]) -> tuple[str, int]:
     output = opts.get("output", "table")
     if output not in ("table", "json"):
         return f"alerts: error: invalid output format {output!r} (table or json)\n", 2
-    world = _world(ctx)
-    if world is None:
-        return "alerts: error: this backend has no metrics\n", 1
     state = alerts_of(world)
     alerts = state.alerts(world.clock.now)
     if not opts.get("all"):

@@ -46,7 +46,7 @@ def test_scale_to_zero_fails_the_oracle_until_real_kubectl_repairs_it(running) -
         with running.server.lock:
             assert running.sim.api.get("Deployment", svc, scenario.namespace)["spec"]["replicas"] == 0
         assert obs["metrics_mask"][:3].tolist() == [1, 1, 1] and obs["metrics"][-1, 0] < 0.99  # client success from Prometheus
-        before = backend.gates.live(backend, scenario, env._baseline, "live")
+        before = backend.live_gates.live(backend, scenario, env._baseline, "live")
         failed = {c.name for c in before.checks if not c.passed}
         assert not before.passed and {"replicas_restored", "workloads_available", "client_success"} <= failed
         reward, info = _episode(env, fix=scenario.reference_solution())

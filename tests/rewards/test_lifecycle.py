@@ -7,6 +7,7 @@ import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
 from sre_env.grading import Grader
+from sre_env.rewards.cleanup import CleanupOracle
 from sre_env.rewards.spec import RewardSpec, compose_reward
 
 
@@ -20,7 +21,7 @@ def _episode(env_id: str, seed: int, commands: list[str]):
 
 
 def _gates(core) -> dict[str, bool]:
-    results = Grader().gates(core.backend, core.scenario, core._baseline)
+    results = Grader().gates(core._episodes, core.scenario, core._baseline)
     return {name: r.passed for name, r in results.items()}
 
 
@@ -64,7 +65,7 @@ def test_leftover_debug_pod_fails_only_cleanup() -> None:
     core.step("sleep 20")
     gates = _gates(core)
     assert gates == {"immediate": True, "live": True, "durability": True, "cleanup": False}
-    residue = Grader().cleanup.evaluate(core.backend, core.scenario, core._baseline).details["residue"]
+    residue = CleanupOracle().evaluate(core.backend, core.scenario, core._baseline).details["residue"]
     assert any("node-debugger-worker-2" in r for r in residue)
 
 
@@ -87,7 +88,7 @@ def test_deleted_deployment_fails_baseline_preservation() -> None:
     svc = core.scenario.variant["service"]
     core.step(f"kubectl delete deployment {svc} -n hotel-reservation")
     core.step(f"kubectl delete service {svc} -n hotel-reservation")
-    results = Grader().gates(core.backend, core.scenario, core._baseline)
+    results = Grader().gates(core._episodes, core.scenario, core._baseline)
     assert not results["live"].passed
     failed = {c.name for c in results["live"].checks if not c.passed}
     assert "workloads_present" in failed

@@ -170,7 +170,7 @@ def test_same_seed_same_query_results() -> None:
 def test_shell_commands() -> None:
     env = gym.make("SREGym/MissingEnvVar-v0")
     env.reset(seed=0)
-    ctx = ShellContext(backend=env.unwrapped.backend, namespace="default", extra_commands=metrics_commands())
+    ctx = ShellContext(backend=env.unwrapped.backend, namespace="default", extra_commands=metrics_commands(env.unwrapped.backend.world))
     r = run_command(ctx, "promql --help")
     assert r.exit_code == 0 and "Usage: promql" in r.output
     r = run_command(ctx, """promql 'sum by (status) (rate(loadgen_requests_total[1m]))'""")

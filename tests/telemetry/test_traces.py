@@ -224,7 +224,7 @@ def test_jaeger_json_shape(profile_db_down):
 
 
 def test_traces_command(geo_down):
-    ctx = ShellContext(SimBackend(geo_down), NS, log_trace_commands())
+    ctx = ShellContext(SimBackend(geo_down), NS, log_trace_commands(geo_down))
     out = run_command(ctx, "traces services").output.split()
     assert out == T.services(geo_down)
     r = run_command(ctx, "traces find --service search --tags error=true --lookback 2m --limit 2")
