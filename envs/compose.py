@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.base import AllowedChange, Check
 from sre_env.rewards.diagnosis import FAMILY_MECHANISMS
 
 from .base import RootCause, Scenario

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sre_env.faults.disk import LatentSectorErrors
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.base import AllowedChange, Check
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.network import CreateNetworkPolicy, NodeFirewallPartition, ServiceTrafficPolicy
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import MECHANISMS, Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.rewards.diagnosis import MECHANISMS
 from sre_env.sim.network import netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from .base import Check, OracleResult
+from .base import Check, Mechanism, OracleResult
 
 if TYPE_CHECKING:
     from sre_env.envs.base import RootCause, Scenario
@@ -48,7 +48,6 @@ __all__ = [
     "LAYER_ALIASES",
     "Question",
     "QUESTIONS",
-    "Mechanism",
     "MECHANISMS",
     "FAMILY_MECHANISMS",
     "register_mechanism",
@@ -93,26 +92,6 @@ _QUESTION_BY_ID = {q.id: q for q in QUESTIONS}
 
 
 # --------------------------------------------------------------------------- vocabulary
-@dataclass(frozen=True)
-class Mechanism:
-    """How people describe one fault mechanism, independent of any scenario.
-
-    ``terms`` are case-insensitive regular expressions; a ``{key}`` slot is filled
-    with the escaped value of ``RootCause.details[key]`` (a term whose slot has no
-    value is skipped), so "CONSUL_ADDRESS was removed" counts for the env-var
-    mechanism. ``detail_keys`` name the details whose values are the concrete
-    facts question C2 looks for. ``compatible`` lists mechanism ids whose mention
-    alongside this one is not a wrong fault type (a consequence, not a rival).
-    """
-
-    id: str
-    layer: str
-    title: str
-    terms: tuple[str, ...]
-    detail_keys: tuple[str, ...] = ()
-    compatible: tuple[str, ...] = ()
-
-
 _GONE = r"(?:missing|removed|deleted|dropped|unset|absent|not set|not defined|undefined|lost|gone|empty)"
 _ENV = r"(?:env|environment)(?:[ _-]?var(?:iable)?s?)?"
 
