@@ -22,9 +22,7 @@ from sre_env.faults.control_plane import (
     RestartWorkload,
     ScaleWorkload,
 )
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.sim.control import gatekeeper as gk
 from sre_env.sim.control.admission import (

@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, RotateServerPassword
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, VALKEY_PASSWORD
 
 from .base import RootCause, Scenario

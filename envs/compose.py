@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import FAMILY_MECHANISMS
+from sre_env.rewards.base import AllowedChange, Check
 
 from .base import RootCause, Scenario
 
@@ -110,11 +108,8 @@ class ComposedScenario(Scenario):
 
 
 def _mechanism_id(part: Scenario) -> str:
-    from sre_env.rewards.diagnosis import mechanism_id_for
-
-    if part.mechanism is not None:
-        return part.mechanism.id
-    return FAMILY_MECHANISMS.get(part.family, "") or mechanism_id_for(part.root_cause())
+    """The part's declared mechanism id ("" when it declares none: the grader then reads the words)."""
+    return part.mechanism.id if part.mechanism is not None else ""
 
 
 def compose(

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.cpu import CpuLimit
-from sre_env.rewards.base import Check
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sre_env.faults.disk import LatentSectorErrors
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
@@ -46,6 +45,31 @@ class DiskSector(Scenario):
         "Since a few minutes ago some hotel searches, recommendations and reservations fail with HTTP 500 "
         "or hang, while most requests still work. One database pod has restarted several times and the "
         "on-call dashboard shows error spikes that come and go. Nobody deployed anything today."
+    )
+    mechanism = Mechanism(
+        "latent_sector_errors",
+        "hardware",
+        "latent sector errors (disk reads fail with EIO)",
+        (
+            r"\blatent sector errors?\b",
+            r"\bsector (?:read )?errors?\b",
+            r"\bbad (?:disk )?(?:sectors?|blocks?)\b",
+            r"\bunreadable (?:sectors?|blocks?)\b",
+            r"\bmedi(?:um|a) errors?\b",
+            r"\b(?:disk|drive|block device|device|storage) (?:read |i/?o )?errors?\b",
+            r"\bread errors?\b",
+            r"\bi/?o errors?\b",
+            r"\binput/output errors?\b",
+            r"\beio\b",
+            r"\b(?:failing|faulty|failed|bad|broken|dying|defective|degraded) (?:data )?(?:disk|drive|hdd|ssd)s?\b",
+            r"\b(?:disk|drive)s? (?:is |are )?(?:failing|faulty|dying|defective)\b",
+            r"\b(?:disk|drive) failures?\b",
+            r"\b(?:uncorrectable|unrecovered|unrecoverable) (?:read )?errors?\b",
+            r"\b(?:pending|reallocated|uncorrectable) sectors?\b",
+            r"\bsmart (?:errors?|failures?)\b",
+        ),
+        # which volume sits on the bad disk is part of the fault, as the device is
+        detail_keys=("device", "sectors", "database", "pvc"),
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sre_env.faults.astronomy import SetFeatureFlag, set_flag_json
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
 from sre_env.sim.runtime.flagd import truthy
 

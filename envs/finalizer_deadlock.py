@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.control.namespaces import METRICS_APISERVICE, metrics_api_available, metrics_server_objects

@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sre_env.faults.node_config import KubeletConfigEdit
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, EvictionState, _threshold_value, eviction_thresholds, signals

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.workload import RemoveEnvVar
-from sre_env.rewards.base import Check
+from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import misrouted_pods
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["MissingEnvVar"]
 
 _SERVICES = ("frontend", "search", "geo", "rate", "profile", "recommendation", "reservation")
+
+#: words for "it is gone" and for an environment variable, in the mechanism's terms
+_GONE = r"(?:missing|removed|deleted|dropped|unset|absent|not set|not defined|undefined|lost|gone|empty)"
+_ENV = r"(?:env|environment)(?:[ _-]?var(?:iable)?s?)?"
 
 
 class MissingEnvVar(ServiceFault):
@@ -40,6 +44,18 @@ class MissingEnvVar(ServiceFault):
         "Right after a routine configuration push, one feature of the hotel-reservation site fails for "
         "every user with HTTP 500 or timeouts; the rest of the site works. The push went out through the "
         "normal pipeline and nobody has touched the cluster since."
+    )
+    mechanism = Mechanism(
+        "missing_env_var",
+        "application",
+        "a required environment variable is missing",
+        (
+            rf"\b(?:missing|removed|deleted|dropped|unset|absent|undefined|lost) (?:a |an |the )?(?:required )?{_ENV}\b",
+            rf"\b{_ENV}\b(?:\s+[\w./:-]+){{0,3}}\s+(?:is |was |were |got |has been |have been )?{_GONE}\b",
+            rf"\b{{variable}}\b[^.;\n]{{0,40}}?\b{_GONE}\b",
+            r"\b(?:missing|removed|deleted|dropped|unset|without|lacks?|lacking|no longer (?:has|sets?|defines?|contains?|includes?))\b[^.;\n]{0,40}?\b{variable}\b",
+        ),
+        detail_keys=("variable", "expected_value"),
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:

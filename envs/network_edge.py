@@ -22,9 +22,7 @@ import numpy as np
 import yaml
 
 from sre_env.faults.network import IngressEdit, KubeProxyBadImage
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import ingress as ingress_model
 from sre_env.sim.network import kubeproxy
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION

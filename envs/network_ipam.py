@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.network import LeakedPodIPs
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 

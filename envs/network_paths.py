@@ -23,15 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.network import CreateNetworkPolicy, NodeFirewallPartition, ServiceTrafficPolicy
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import MECHANISMS, Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 from .net_common import caller_routes_check, callers_of, component_nodes, request_path_callees
+from .traffic_policy import InternalTrafficPolicyLocal as SocialInternalTrafficPolicyLocal
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -195,21 +194,8 @@ class InternalTrafficPolicyLocal(Scenario):
         "Ready and answers instantly when tested from some pods, yet times out from others. An optimisation "
         "to keep traffic node-local was discussed in this week's platform meeting."
     )
-    # one vocabulary per mechanism: reuse the family's if another app's variant registered it first
-    mechanism = MECHANISMS.get("internal_traffic_policy_local") or Mechanism(
-        "internal_traffic_policy_local",
-        "network",
-        "internalTrafficPolicy: Local with no endpoint on the client's node",
-        (
-            r"\binternal[ _-]?traffic[ _-]?policy\b",
-            r"\binternalTrafficPolicy\b",
-            r"\bno local endpoints?\b",
-            r"\btraffic[ _-]?policy\b[^.;\n]{0,30}?\blocal\b",
-            r"\bnode[- ]local (?:traffic|routing|endpoints?)\b",
-        ),
-        detail_keys=("service", "policy"),
-        compatible=("network_fault",),
-    )
+    # one vocabulary per mechanism: the family's, declared with its social-network variant
+    mechanism = SocialInternalTrafficPolicyLocal.mechanism
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
         nodes = component_nodes(backend, self.namespace)

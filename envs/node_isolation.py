@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.base import AllowedChange, Check
 
 from .base import RootCause
 

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 from sre_env.faults.operator import PatchCustomResource
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.tidb import CLUSTER, NAMESPACE, OPERATOR_NAME, OPERATOR_NAMESPACE, TIDB, VERSION
 

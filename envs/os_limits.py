@@ -29,9 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.faults.os_limits import ContainerUlimit, PodSysctl, ReportingDashboards
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.runtime.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range

@@ -10,22 +10,29 @@ vary (which service, which value) stays inside one id.
 Scenarios live in catalog modules (``envs/catalog_*.py``), each exporting a
 ``SCENARIOS`` mapping; this module merges them in a fixed order. Registration
 is explicit and idempotent: ``import sre_env`` calls ``register_all()`` once,
-so ids never depend on import order.
+so ids never depend on import order. The scenarios' fault mechanisms are
+collected here too (:func:`mechanisms`): the diagnosis grader's family vocabulary.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+from types import MappingProxyType
+from typing import Mapping
 
 import gymnasium as gym
 
 from sre_env.errors import UnknownEnvironmentError
-from sre_env.rewards.diagnosis import register_mechanism
+from sre_env.rewards.base import Mechanism
 
 from .base import Scenario, ScenarioInfo
 
+<<<<<<< HEAD
 __all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "resolve_id", "list_scenarios"]
+=======
+__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "list_scenarios", "mechanisms"]
+>>>>>>> wt-rewards
 
 #: catalog modules, in listing order
 _CATALOGS = (
@@ -71,14 +78,23 @@ def _collect() -> dict[str, type[Scenario]]:
             if name in merged:
                 raise ValueError(f"scenario {name!r} is registered by two catalogs")
             cls.suites = ("lite", "full") if name in LITE else ("full",)
-            if cls.mechanism is not None:
-                register_mechanism(cls.mechanism, cls.family)
             merged[name] = cls
     return merged
 
 
+def _mechanism_vocabulary(scenarios: Mapping[str, type[Scenario]]) -> Mapping[str, Mechanism]:
+    """The mechanisms the scenarios declare, by id, in catalog order; one vocabulary per id."""
+    out: dict[str, Mechanism] = {}
+    for name, cls in scenarios.items():
+        mech = cls.mechanism
+        if mech is not None and out.setdefault(mech.id, mech) != mech:
+            raise ValueError(f"scenario {name!r} declares mechanism {mech.id!r} with a different vocabulary than an earlier scenario")
+    return MappingProxyType(out)
+
+
 #: scenario name (the id without prefix and version) -> class
 SCENARIOS: dict[str, type[Scenario]] = _collect()
+_MECHANISMS = _mechanism_vocabulary(SCENARIOS)
 VERSION = 0
 MAX_EPISODE_STEPS = 50
 
@@ -122,6 +138,15 @@ def list_scenarios(suite: str | None = None, layer: str | None = None) -> list[t
             continue
         out.append((env_id(name), info))
     return out
+
+
+def mechanisms() -> Mapping[str, Mechanism]:
+    """Every registered family's fault mechanism (each scenario's ``mechanism``), by id, in catalog order.
+
+    The diagnosis grader's vocabulary beside its shared terms: it reads them here, so it
+    knows every family however the scenarios were imported.
+    """
+    return _MECHANISMS
 
 
 def register_all() -> None:

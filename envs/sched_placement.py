@@ -13,8 +13,7 @@ import numpy as np
 import yaml
 
 from sre_env.faults.scheduling import RedeployDeployment, TaintNode, manifest_of
-from sre_env.rewards.base import Check
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, Scenario

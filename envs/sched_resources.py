@@ -16,9 +16,7 @@ import numpy as np
 import yaml
 
 from sre_env.faults.scheduling import CreateObjects, RedeployDeployment, SetContainerResources, TrafficSurge, manifest_of
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.control.priority import pod_priority
 from sre_env.kube.quantity import cpu_millicores, memory_bytes

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable, Mapping
 
-from sre_env.rewards.cleanup import AllowedChange
+from sre_env.rewards.base import AllowedChange
 
 from .base import RootCause, Scenario
 from .briefs import impact, user_report

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sre_env.faults.service import ServiceTargetPort
-from sre_env.rewards.base import Check
+from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.network.routing import resolve_route
 
@@ -42,6 +42,22 @@ class TargetPortMisconfig(Scenario):
         "Users of the hotel-reservation site get errors on some pages although every pod is Running and "
         "Ready and nothing is crash-looping. An infrastructure change was applied to the cluster earlier "
         "today; the application teams say they have not deployed."
+    )
+    mechanism = Mechanism(
+        "service_target_port",
+        "kubernetes",
+        "a Service's targetPort points where no process listens",
+        (
+            r"\btarget[ _-]?ports?\b",
+            r"\b(?:service|svc) port (?:mismatch|misconfig\w*|is wrong)\b",
+            r"\bports? (?:mismatch\w*|misconfig\w*)\b",
+            r"\b(?:wrong|incorrect|bad|mismatched|misconfigured) (?:service |target |container )?port\b",
+            r"\bports? (?:do(?:es)? not|don't|doesn't) match\b",
+            r"\b(?:service|svc) (?:points?|routes?|forwards?|sends?) (?:traffic )?to (?:the |a )?(?:wrong|incorrect|unused) port\b",
+            r"\bnothing (?:is )?listening on (?:port )?\d+",
+            r"\bno (?:process|container|pod) (?:is )?listening on\b",
+        ),
+        detail_keys=("targetPort", "expected_targetPort"),
     )
 
     def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:

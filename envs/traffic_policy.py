@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sre_env.faults.traffic_policy import InternalTrafficPolicy
-from sre_env.rewards.base import Check
-from sre_env.rewards.cleanup import AllowedChange
-from sre_env.rewards.diagnosis import Mechanism
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
 

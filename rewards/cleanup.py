@@ -11,44 +11,20 @@ recreated), so those are not residue.
 from __future__ import annotations
 
 import copy
-import fnmatch
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .base import Check, OracleResult
 from sre_env.sim.model import ModelBackend
 
+from .base import AllowedChange, Check, OracleResult
 from .mitigation import WATCHED_KINDS, Baseline, object_key
 
 if TYPE_CHECKING:
     from sre_env.envs.base import Scenario
     from sre_env.backend import Backend
 
-__all__ = ["AllowedChange", "CleanupOracle", "cluster_changes"]
+__all__ = ["CleanupOracle", "cluster_changes"]
 
 _IGNORED_ANNOTATIONS = ("kubectl.kubernetes.io/restartedAt", "deployment.kubernetes.io/revision", "kubectl.kubernetes.io/last-applied-configuration")
-
-
-@dataclass(frozen=True)
-class AllowedChange:
-    """A change a correct repair may make: ``kind``/``namespace``/``name`` are glob patterns.
-
-    ``change`` is one of ``created``, ``deleted``, ``modified``, ``cordoned``,
-    ``tainted`` or ``*``.
-    """
-
-    kind: str
-    namespace: str
-    name: str
-    change: str = "*"
-
-    def allows(self, kind: str, namespace: str, name: str, change: str) -> bool:
-        return (
-            fnmatch.fnmatchcase(kind, self.kind)
-            and fnmatch.fnmatchcase(namespace, self.namespace)
-            and fnmatch.fnmatchcase(name, self.name)
-            and (self.change == "*" or self.change == change)
-        )
 
 
 def _normalise(obj: dict[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("faults", ("sre_env.faults",)),
     ("scenarios", ("sre_env.envs",)),
     ("oracles", ("sre_env.rewards",)),
-    ("grading", ("sre_env.grading",)),
+    ("grading", ("sre_env.episode", "sre_env.grading")),
     ("backends", ("sre_env.sim.backend", "sre_env.sim.episodes", "sre_env.k8s")),
     ("env", ("sre_env.env",)),
     ("wrappers", ("sre_env.wrappers",)),

@@ -17,12 +17,12 @@ import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
 from sre_env.envs.base import RootCause
+from sre_env.envs.registry import SCENARIOS
 from sre_env.rewards.diagnosis import (
     COMMON_WORDS,
-    FAMILY_MECHANISMS,
-    MECHANISMS,
     PASS_THRESHOLD,
     QUESTIONS,
+    SHARED_MECHANISMS,
     WEIGHTS,
     DiagnosisContext,
     Submission,
@@ -32,6 +32,7 @@ from sre_env.rewards.diagnosis import (
     named_entities,
     parse_submission,
     result_from_answers,
+    vocabulary,
 )
 
 SEEDS = (0, 1, 2, 3)
@@ -208,7 +209,7 @@ def test_evidence_names_what_matched(env_id: str) -> None:
     ev = {q["id"]: q["evidence"] for q in result.details["questions"]}
     assert name(rc.component) in ev["L1"]
     assert any(str(v) in ev["C2"] for v in rc.details.values() if isinstance(v, (str, int)))
-    assert result.details["mechanism_id"] == FAMILY_MECHANISMS[type(incident(env_id, 1)[0]).__name__]
+    assert result.details["mechanism_id"] == type(incident(env_id, 1)[0]).mechanism.id
     assert result.details["dimensions"] == {"localization": 1.0, "characterization": 1.0, "scope": 1.0}
     assert [c.name for c in result.checks] == [f"{q.id}_{q.slug}" for q in QUESTIONS]
     assert result.as_dict()["questions"][0]["id"] == "L1"
@@ -331,14 +332,22 @@ def test_context_from_scenario_and_backend() -> None:
     assert ctx.aliases[scenario.app.component(rc.details["database"]).volume_claim] == rc.details["database"]
     for env_id in ENV_IDS:
         sc, _, c = incident(env_id, 0)
-        assert c.mechanism_id == FAMILY_MECHANISMS[type(sc).__name__]
+        assert c.mechanism_id == type(sc).mechanism.id
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_mechanism_id_is_found_from_the_root_cause_alone(env_id: str) -> None:
     scenario, rc, _ = incident(env_id, 0)
-    assert mechanism_id_for(rc) == FAMILY_MECHANISMS[type(scenario).__name__]
-    assert MECHANISMS[mechanism_id_for(rc)].layer == rc.layer
+    assert mechanism_id_for(rc) == type(scenario).mechanism.id
+    assert vocabulary()[mechanism_id_for(rc)].layer == rc.layer
+
+
+def test_vocabulary_is_the_shared_rivals_then_every_family() -> None:
+    vocab = vocabulary()
+    assert list(vocab)[: len(SHARED_MECHANISMS)] == [m.id for m in SHARED_MECHANISMS]
+    declared = {cls.mechanism.id: cls.mechanism for cls in SCENARIOS.values() if cls.mechanism is not None}
+    assert list(vocab)[len(SHARED_MECHANISMS) :] == list(declared)
+    assert all(vocab[i] == m for i, m in declared.items())
 
 
 def test_unknown_mechanism_falls_back_to_its_words() -> None:

@@ -21,10 +21,10 @@ from sre_env.rewards.risk import (
     RiskFlag,
     RiskMonitor,
     Severity,
-    _stages,
     classify,
     risk_context_for,
 )
+from sre_env.rewards.risk.reading import read_stages
 from sre_env.shell.parse import ShellSyntaxError, parse_pipeline
 
 C = RiskCategory
@@ -519,7 +519,7 @@ def test_fuzz_never_raises() -> None:
 
 
 def _assert_split_like_the_parser(line: str) -> None:
-    segs, executed = _stages(line)
+    segs, executed = read_stages(line)
     try:
         expected = [st.argv for st in parse_pipeline(line)]
     except ShellSyntaxError:
