@@ -28,11 +28,7 @@ from sre_env.rewards.base import Mechanism
 
 from .base import Scenario, ScenarioInfo
 
-<<<<<<< HEAD
-__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "resolve_id", "list_scenarios"]
-=======
-__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "list_scenarios", "mechanisms"]
->>>>>>> wt-rewards
+__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "resolve_id", "list_scenarios", "mechanisms"]
 
 #: catalog modules, in listing order
 _CATALOGS = (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from sre_env.backend import Backend
 
 if TYPE_CHECKING:
-    from sre_env.apps.base import AppSpec, Component
+    from sre_env.apps.base import Component
     from sre_env.sim.kernel.clock import TimedEvent
     from sre_env.sim.kernel.flows import TickResult
     from sre_env.sim.kernel.hosts import Disk, HostNode
