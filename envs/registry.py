@@ -8,10 +8,14 @@ targets, the variant (``FeatureFlag-PaymentFailure-v0``). Everything a seed can
 vary (which service, which value) stays inside one id.
 
 Scenarios live in catalog modules (``envs/catalog_*.py``), each exporting a
-``SCENARIOS`` mapping; this module merges them in a fixed order. Registration
-is explicit and idempotent: ``import sre_env`` calls ``register_all()`` once,
-so ids never depend on import order. The scenarios' fault mechanisms are
-collected here too (:func:`mechanisms`): the diagnosis grader's family vocabulary.
+``SCENARIOS`` mapping; :data:`sre_env.envs.index.CATALOGS` says which catalog holds
+which name. Registration reads only that table: ``import sre_env`` registers every
+id with the string entry point ``sre_env.env:SREEnv`` and the scenario name as a
+fixed kwarg, and a catalog module is imported the first time one of its scenarios
+is looked up (``gym.make``, :func:`scenario_class`). Registration is explicit and
+idempotent, so ids never depend on import order. The scenarios' fault mechanisms
+are collected here too (:func:`mechanisms`): the diagnosis grader's family
+vocabulary, which loads every catalog.
 """
 
 from __future__ import annotations
@@ -19,32 +23,32 @@ from __future__ import annotations
 import difflib
 import importlib
 from types import MappingProxyType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import gymnasium as gym
 
 from sre_env.errors import UnknownEnvironmentError
-from sre_env.rewards.base import Mechanism
 
-from .base import Scenario, ScenarioInfo
+from .index import CATALOGS
 
-__all__ = ["SCENARIOS", "ENV_IDS", "LITE", "register_all", "scenario_class", "env_id", "resolve_id", "list_scenarios", "mechanisms"]
+if TYPE_CHECKING:
+    from sre_env.rewards.base import Mechanism
 
-#: catalog modules, in listing order
-_CATALOGS = (
-    "catalog_core",
-    "catalog_application",
-    "catalog_social",
-    "catalog_astronomy",
-    "catalog_scheduling",
-    "catalog_pods",
-    "catalog_control_plane",
-    "catalog_network",
-    "catalog_node",
-    "catalog_os",
-    "catalog_operator",
-    "catalog_compound",
-)
+    from .base import Scenario, ScenarioInfo
+
+__all__ = [
+    "NAMES",
+    "ENV_IDS",
+    "LITE",
+    "MAX_EPISODE_STEPS",
+    "register_all",
+    "scenario_class",
+    "scenarios",
+    "env_id",
+    "resolve_id",
+    "list_scenarios",
+    "mechanisms",
+]
 
 #: the ``lite`` suite: about twenty ids that together cover every layer
 LITE: frozenset[str] = frozenset(
@@ -66,67 +70,76 @@ LITE: frozenset[str] = frozenset(
     }
 )
 
-
-def _collect() -> dict[str, type[Scenario]]:
-    merged: dict[str, type[Scenario]] = {}
-    for module in _CATALOGS:
-        for name, cls in importlib.import_module(f"{__package__}.{module}").SCENARIOS.items():
-            if name in merged:
-                raise ValueError(f"scenario {name!r} is registered by two catalogs")
-            cls.suites = ("lite", "full") if name in LITE else ("full",)
-            merged[name] = cls
-    return merged
-
-
-def _mechanism_vocabulary(scenarios: Mapping[str, type[Scenario]]) -> Mapping[str, Mechanism]:
-    """The mechanisms the scenarios declare, by id, in catalog order; one vocabulary per id."""
-    out: dict[str, Mechanism] = {}
-    for name, cls in scenarios.items():
-        mech = cls.mechanism
-        if mech is not None and out.setdefault(mech.id, mech) != mech:
-            raise ValueError(f"scenario {name!r} declares mechanism {mech.id!r} with a different vocabulary than an earlier scenario")
-    return MappingProxyType(out)
-
-
-#: scenario name (the id without prefix and version) -> class
-SCENARIOS: dict[str, type[Scenario]] = _collect()
-_MECHANISMS = _mechanism_vocabulary(SCENARIOS)
 VERSION = 0
+#: the default episode length (``SREEnv``'s ``max_steps``; ``gym.make``'s ``max_episode_steps`` sets it too)
 MAX_EPISODE_STEPS = 50
+
+#: scenario name -> the catalog module that registers it
+_CATALOG_OF: dict[str, str] = {}
+for _module, _names in CATALOGS:
+    for _name in _names:
+        if _name in _CATALOG_OF:
+            raise ValueError(f"scenario {_name!r} is listed by two catalogs")
+        _CATALOG_OF[_name] = _module
+
+#: scenario names (the ids without prefix and version), in listing order
+NAMES: tuple[str, ...] = tuple(_CATALOG_OF)
+_LOADED: dict[str, type["Scenario"]] = {}
+_MECHANISMS: Mapping[str, "Mechanism"] | None = None
 
 
 def env_id(name: str) -> str:
     return f"SREGym/{name}-v{VERSION}"
 
 
-ENV_IDS: tuple[str, ...] = tuple(env_id(n) for n in SCENARIOS)
+ENV_IDS: tuple[str, ...] = tuple(env_id(n) for n in NAMES)
 
 
-def scenario_class(name: str) -> type[Scenario]:
-    """Look a scenario up by name or full id, with a "did you mean" on typos."""
-    key = name.removeprefix("SREGym/").rsplit("-v", 1)[0] if name.startswith("SREGym/") else name
-    cls = SCENARIOS.get(key)
+def _name_of(name_or_id: str) -> str:
+    return name_or_id.removeprefix("SREGym/").rsplit("-v", 1)[0] if name_or_id.startswith("SREGym/") else name_or_id
+
+
+def _load(name: str) -> type["Scenario"]:
+    cls = _LOADED.get(name)
     if cls is None:
-        close = difflib.get_close_matches(key, list(SCENARIOS), n=1)
+        module = importlib.import_module(f"{__package__}.{_CATALOG_OF[name]}")
+        cls = module.SCENARIOS.get(name)
+        if cls is None:
+            raise ValueError(f"{module.__name__} does not register {name!r}, but sre_env.envs.index says it does")
+        cls.suites = ("lite", "full") if name in LITE else ("full",)
+        _LOADED[name] = cls
+    return cls
+
+
+def scenario_class(name: str) -> type["Scenario"]:
+    """Look a scenario up by name or full id (importing its catalog), with a "did you mean" on typos."""
+    key = _name_of(name)
+    if key not in _CATALOG_OF:
+        close = difflib.get_close_matches(key, NAMES, n=1)
         hint = f" Did you mean {env_id(close[0])!r}?" if close else ""
         raise UnknownEnvironmentError(f"No scenario named {name!r}.{hint} Known: {', '.join(ENV_IDS)}")
-    return cls
+    return _load(key)
+
+
+def scenarios() -> dict[str, type["Scenario"]]:
+    """Every registered scenario class by name, in listing order (imports every catalog)."""
+    return {name: _load(name) for name in NAMES}
 
 
 def resolve_id(name: str) -> str:
     """The canonical id for an id or a bare scenario name; unknown ones raise with a "did you mean"."""
     if name in ENV_IDS:
         return name
-    cls = scenario_class(name)  # raises UnknownEnvironmentError with a suggestion
-    canonical = env_id(next(n for n, c in SCENARIOS.items() if c is cls))
+    scenario_class(name)  # raises UnknownEnvironmentError with a suggestion
+    canonical = env_id(_name_of(name))
     if name.startswith("SREGym/") and name != canonical:  # right family, wrong version
         raise UnknownEnvironmentError(f"No environment {name!r}. Did you mean {canonical!r}? Known: {', '.join(ENV_IDS)}")
     return canonical
 
 
-def list_scenarios(suite: str | None = None, layer: str | None = None) -> list[tuple[str, ScenarioInfo]]:
+def list_scenarios(suite: str | None = None, layer: str | None = None) -> list[tuple[str, "ScenarioInfo"]]:
     out = []
-    for name, cls in SCENARIOS.items():
+    for name, cls in scenarios().items():
         info = cls.info(name)
         if suite and suite not in info.suites:
             continue
@@ -136,17 +149,26 @@ def list_scenarios(suite: str | None = None, layer: str | None = None) -> list[t
     return out
 
 
-def mechanisms() -> Mapping[str, Mechanism]:
+def mechanisms() -> Mapping[str, "Mechanism"]:
     """Every registered family's fault mechanism (each scenario's ``mechanism``), by id, in catalog order.
 
     The diagnosis grader's vocabulary beside its shared terms: it reads them here, so it
     knows every family however the scenarios were imported.
     """
+    global _MECHANISMS
+    if _MECHANISMS is None:
+        out: dict[str, Mechanism] = {}
+        for name, cls in scenarios().items():
+            mech = cls.mechanism
+            if mech is not None and out.setdefault(mech.id, mech) != mech:
+                raise ValueError(f"scenario {name!r} declares mechanism {mech.id!r} with a different vocabulary than an earlier scenario")
+        _MECHANISMS = MappingProxyType(out)
     return _MECHANISMS
 
 
 def register_all() -> None:
-    for name in SCENARIOS:
+    """Register every id with Gymnasium; no scenario module is imported."""
+    for name in NAMES:
         eid = env_id(name)
         if eid in gym.registry:
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sre_env.envs.registry import SCENARIOS, env_id, list_scenarios
+from sre_env.envs.registry import NAMES, env_id, list_scenarios, scenarios
 
 __all__ = ["env_table", "scenarios_page", "update_readme", "main"]
 
@@ -36,7 +36,7 @@ def scenarios_page() -> str:
         _counts(),
         "",
     ]
-    for name, cls in SCENARIOS.items():
+    for name, cls in scenarios().items():
         info = cls.info(name)
         out += [
             f"## `{env_id(name)}`",
@@ -56,7 +56,7 @@ def _counts() -> str:
     for _, info in list_scenarios():
         by_layer[info.layer] = by_layer.get(info.layer, 0) + 1
     layers = ", ".join(f"{layer} {n}" for layer, n in sorted(by_layer.items()))
-    return f"{len(SCENARIOS)} environments ({layers}); {len(list_scenarios(suite='lite'))} in the `lite` suite."
+    return f"{len(NAMES)} environments ({layers}); {len(list_scenarios(suite='lite'))} in the `lite` suite."
 
 
 def _wrong_fix_names(cls: type) -> str:

@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from sre_env.backend import Backend
 from sre_env.envs.base import SPLITS, Scenario
-from sre_env.envs.registry import scenario_class
+from sre_env.envs.registry import ENV_IDS, resolve_id, scenario_class
 from sre_env.episode import EpisodeBackend
 from sre_env.grading import Grader
 from sre_env.rewards.base import OracleResult
@@ -330,6 +330,11 @@ class SREEnv(gym.Env[dict[str, Any], str]):
 
     @spec.setter
     def spec(self, value: Any) -> None:
+        if value is not None and value.id in ENV_IDS and scenario_class(value.id) is not self.scenario_cls:
+            # gym.make merges the caller's kwargs over the registered ones, but the scenario defines the id
+            asked = value.kwargs.get("scenario")
+            hint = f"gym.make({resolve_id(asked)!r})" if isinstance(asked, str) else "SREEnv(scenario=...)"
+            raise ValueError(f"{value.id} is its own scenario; scenario={asked!r} cannot change it (use {hint})")
         # gym.make stamps the registered (deterministic) spec on the env; on a live cluster say otherwise
         episodes = self.__dict__.get("_episodes")
         if value is not None and episodes is not None and episodes.nondeterministic and not value.nondeterministic:

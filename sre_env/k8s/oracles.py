@@ -249,9 +249,9 @@ LIVE_SCENARIOS: frozenset[str] = frozenset(
 
 def live_scenario_name(scenario_cls: type) -> str | None:
     """The registry name of a scenario class when it is verified on live clusters, else None."""
-    from sre_env.envs.registry import SCENARIOS
+    from sre_env.envs.registry import scenario_class
 
-    return next((name for name in sorted(LIVE_SCENARIOS) if SCENARIOS.get(name) is scenario_cls), None)
+    return next((name for name in sorted(LIVE_SCENARIOS) if scenario_class(name) is scenario_cls), None)
 
 
 def live_cause_checks(scenario: "Scenario", backend: Any) -> list[Check]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sre_env.envs.base import LAYERS
-from sre_env.envs.registry import LITE, SCENARIOS, list_scenarios
+from sre_env.envs.registry import LITE, NAMES, list_scenarios, scenarios
+
+SCENARIOS = scenarios()
 
 #: the family tables of the incident catalog (a "/" row counts each of its names)
 TABLES: dict[str, tuple[str, ...]] = {
@@ -74,3 +76,34 @@ def test_layer_filter() -> None:
     for layer in {cls.layer for cls in SCENARIOS.values()}:
         rows = list_scenarios(layer=layer)
         assert rows and all(info.layer == layer for _, info in rows)
+
+
+def test_the_index_lists_what_the_catalogs_register() -> None:
+    """The registry registers ids from sre_env.envs.index without importing the catalogs: the two must agree."""
+    import importlib
+
+    from sre_env.envs.index import CATALOGS
+
+    for module, names in CATALOGS:
+        assert tuple(importlib.import_module(f"sre_env.envs.{module}").SCENARIOS) == names, module
+    assert NAMES == tuple(name for _, names in CATALOGS for name in names)
+
+
+def test_registering_the_ids_imports_no_scenario_module() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, sre_env, gymnasium as gym; gym.spec('SREGym/DiskSector-v0'); print(sorted(m for m in sys.modules if m.startswith(('sre_env.envs.catalog', 'sre_env.sim.')) or m in ('sre_env.env', 'sre_env.sim')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_the_scenario_of_an_id_cannot_be_overridden() -> None:
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match=r"SREGym/DiskSector-v0 is its own scenario; scenario='KubeletDown' cannot change it \(use gym.make\('SREGym/KubeletDown-v0'\)\)"):
+        gym.make("SREGym/DiskSector-v0", scenario="KubeletDown")
+    # the documented options stay overridable, and naming the id's own scenario is harmless
+    env = gym.make("SREGym/DiskSector-v0", scenario="DiskSector", max_steps=7, task="diagnosis", noise="low")
+    inner = env.unwrapped
+    assert (inner.scenario_cls.__name__, inner.max_steps, inner.task, inner.noise) == ("DiskSector", 7, "diagnosis", "low")

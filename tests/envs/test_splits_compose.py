@@ -11,7 +11,7 @@ import sre_env
 from sre_env.envs.compose import compose
 from sre_env.envs.disk_sector import DiskSector
 from sre_env.envs.missing_env_var import MissingEnvVar
-from sre_env.envs.registry import SCENARIOS
+from sre_env.envs.registry import NAMES, scenario_class
 from sre_env.envs.target_port import TargetPortMisconfig
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import reference_world
@@ -26,9 +26,9 @@ def _keys(cls, split: str, n: int = 24) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", sorted(NAMES))
 def test_train_and_test_splits_are_disjoint_and_both_used(name: str) -> None:
-    cls = SCENARIOS[name]
+    cls = scenario_class(name)
     held = cls.heldout_keys(SimBackend(reference_world(cls.app)))
     if not held:
         pytest.skip(f"{name} has a single target")

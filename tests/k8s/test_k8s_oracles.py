@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sre_env.envs.registry import SCENARIOS, scenario_class
+from sre_env.envs.registry import NAMES, scenario_class
 
 from sre_env.k8s.oracles import (
     LIVE_SCENARIOS,
@@ -23,7 +23,7 @@ def _scenario(name: str, variant: dict):
 
 
 def test_the_verified_ids_are_registered() -> None:
-    assert LIVE_SCENARIOS <= set(SCENARIOS)
+    assert LIVE_SCENARIOS <= set(NAMES)
     assert live_scenario_name(scenario_class("ScalePodZero")) == "ScalePodZero"
     assert live_scenario_name(scenario_class("MissingEnvVar-AstronomyShop")) == "MissingEnvVar-AstronomyShop"
     assert live_scenario_name(scenario_class("MisconfiguredEnv-AstronomyShop")) is None  # not verified
