@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping
 
 import gymnasium as gym
+from gymnasium.envs.registration import WrapperSpec
 
 from sre_env.errors import UnknownEnvironmentError
 
@@ -166,6 +167,9 @@ def mechanisms() -> Mapping[str, "Mechanism"]:
     return _MECHANISMS
 
 
+_EPISODE_LENGTH = WrapperSpec(name="EpisodeLength", entry_point="sre_env.env:EpisodeLength", kwargs={})
+
+
 def register_all() -> None:
     """Register every id with Gymnasium; no scenario module is imported."""
     for name in NAMES:
@@ -176,6 +180,9 @@ def register_all() -> None:
             id=eid,
             entry_point="sre_env.env:SREEnv",
             kwargs={"scenario": name},
-            max_episode_steps=MAX_EPISODE_STEPS,
+            # the env's own max_steps is the limit, graded when reached; EpisodeLength hands it
+            # gym.make's max_episode_steps (a TimeLimit of Gymnasium's would truncate ungraded)
+            max_episode_steps=None,
+            additional_wrappers=(_EPISODE_LENGTH,),
             disable_env_checker=False,
         )

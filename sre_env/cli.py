@@ -87,7 +87,7 @@ def make_env(eid: str, max_steps: int) -> Any:
 
     import sre_env  # noqa: F401  (registers the ids)
 
-    return gym.make(eid, max_steps=max_steps, max_episode_steps=max_steps)
+    return gym.make(eid, max_steps=max_steps)
 
 
 def _finish(result: Any, args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from sre_env.backend import Backend
 from sre_env.envs.base import SPLITS, Scenario
-from sre_env.envs.registry import ENV_IDS, resolve_id, scenario_class
+from sre_env.envs.registry import ENV_IDS, MAX_EPISODE_STEPS, resolve_id, scenario_class
 from sre_env.episode import EpisodeBackend
 from sre_env.grading import Grader
 from sre_env.rewards.base import OracleResult
@@ -41,7 +41,7 @@ from sre_env.sim.episodes import SimEpisodes
 from sre_env.sim.noise import NOISE_LEVELS
 from sre_env.telemetry.exporters import observation_series
 
-__all__ = ["SREEnv", "CHARSET", "OUTPUT_MAX", "metric_names"]
+__all__ = ["SREEnv", "EpisodeLength", "CHARSET", "OUTPUT_MAX", "metric_names"]
 
 #: characters observations and actions may contain (printable ASCII, newline, tab)
 CHARSET = frozenset(string.printable) - {"\x0b", "\x0c", "\r"}
@@ -110,7 +110,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self,
         scenario: str | type[Scenario] = "DiskSector",
         *,
-        max_steps: int = 50,
+        max_steps: int = MAX_EPISODE_STEPS,
+        grade_truncated: bool = True,
         render_mode: str | None = None,
         develop_s: float | None = None,
         task: str = "mitigation",
@@ -139,7 +140,11 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
+        #: the episode's one step limit (``gym.make(..., max_episode_steps=N)`` sets it too: EpisodeLength)
         self.max_steps = int(max_steps)
+        #: grade an episode that reaches the limit without a submit (False: it ends with reward 0, ungraded,
+        #: which saves a trainer the grading of episodes that earn nothing)
+        self.grade_truncated = bool(grade_truncated)
         self.develop_s = develop_s
         if task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
@@ -235,7 +240,8 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         self._last_output = result.output
         self._history.append({"step": self._steps, "command": action[:2000], "exit_code": result.exit_code, "mutating": result.mutating, "time": self.backend.now, "risk": [f.category.value for f in flags]})
         if not terminated and self._steps >= self.max_steps:
-            reward += self._finish(None, submitted=False)
+            if self.grade_truncated:
+                reward += self._finish(None, submitted=False)
             truncated = True
         self._done = terminated or truncated
         info = self._info(result)
@@ -363,3 +369,34 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         from sre_env.telemetry import telemetry_reference
 
         return command_reference() + "\n" + telemetry_reference()
+
+
+class EpisodeLength(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """The one step limit of an SREGym id: ``SREEnv.max_steps``.
+
+    Every id is registered with this wrapper (outside Gymnasium's ``TimeLimit``) and
+    no ``max_episode_steps`` of its own, so the env is the limit: it grades the
+    episode when the limit is reached. ``gym.make(id, max_episode_steps=N)`` adds a
+    ``TimeLimit`` of N below this wrapper, which hands N to the env, so both agree;
+    ``max_steps=N`` does the same without a ``TimeLimit``. The spec reports the limit.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        inner = env.unwrapped
+        limit = env.spec.max_episode_steps if env.spec is not None else None
+        if limit is not None:
+            asked = ((inner.spec.kwargs if inner.spec is not None else None) or {}).get("max_steps")
+            if asked is not None and int(asked) != int(limit):
+                raise ValueError(f"max_steps={asked} and max_episode_steps={limit} are the same step limit: pass one of them")
+            inner.max_steps = int(limit)
+
+    @property
+    def spec(self) -> Any:
+        spec = super().spec
+        if spec is None:
+            return None
+        import dataclasses
+
+        return dataclasses.replace(spec, max_episode_steps=self.env.unwrapped.max_steps)

@@ -42,7 +42,7 @@ def _text_creator(env_id: str) -> Any:
 
         config = dict(env_config or {})
         max_steps = int(config.pop("max_steps", 50))
-        return gym.make(env_id, max_steps=max_steps, max_episode_steps=max_steps, **config)
+        return gym.make(env_id, max_steps=max_steps, **config)
 
     return create
 

@@ -98,7 +98,7 @@ def test_stop_episode_is_graded_as_truncated(env):
 
 
 def test_step_budget_ends_with_a_grade():
-    e = gym.make(ENV_ID, max_steps=2, max_episode_steps=2)
+    e = gym.make(ENV_ID, max_steps=2)
     try:
         result = run_episode(e, ReferenceAgent(), seed=0)
     finally:

@@ -188,13 +188,13 @@ def test_hf_agent_runs_a_local_model_through_the_loop(tiny_model_dir: str) -> No
     model = make_chat_model(f"hf:{tiny_model_dir}")
     assert isinstance(model, TransformersClient)
     agent = LLMAgent(model, max_steps=2, max_reply_tokens=6, max_parse_errors=2)
-    result = run_episode(gym.make(ENV_ID, max_steps=4, max_episode_steps=4), agent, seed=0)
+    result = run_episode(gym.make(ENV_ID, max_steps=4), agent, seed=0)
     # the random model's words may or may not form a command; either way the loop ends graded
     assert result.terminated or result.truncated
     assert result.reward_components and agent.usage.calls >= 1
     assert agent.usage.prompt_tokens > 100 and agent.usage.completion_tokens >= 1
     again = LLMAgent(make_chat_model(f"hf:{tiny_model_dir}"), max_steps=2, max_reply_tokens=6, max_parse_errors=2)
-    result2 = run_episode(gym.make(ENV_ID, max_steps=4, max_episode_steps=4), again, seed=0)
+    result2 = run_episode(gym.make(ENV_ID, max_steps=4), again, seed=0)
     assert [s.command for s in result2.steps] == [s.command for s in result.steps]  # greedy: deterministic
 
 

@@ -24,7 +24,7 @@ def _play(env_id: str, seed: int = 0) -> EpisodeResult:
     """One runbook episode (cached: several tests read the same transcript)."""
     key = (env_id, seed)
     if key not in _CACHE:
-        env = gym.make(env_id, max_steps=50, max_episode_steps=50)
+        env = gym.make(env_id, max_steps=50)
         try:
             _CACHE[key] = run_episode(env, RunbookAgent(), seed=seed)
         finally:
@@ -121,7 +121,7 @@ def test_a_textbook_move_that_is_the_wrong_fix_fails_the_repair_gates() -> None:
 
 
 def test_same_seed_same_transcript() -> None:
-    env = gym.make("SREGym/DiskSector-v0", max_steps=50, max_episode_steps=50)
+    env = gym.make("SREGym/DiskSector-v0", max_steps=50)
     try:
         first = run_episode(env, RunbookAgent(), seed=0)
         again = run_episode(env, RunbookAgent(), seed=0)
@@ -160,7 +160,7 @@ class _GuardedEnv:
 
 @pytest.mark.parametrize("env_id", ["SREGym/MissingEnvVar-v0", "SREGym/TargetPortMisconfig-v0", "SREGym/DiskSector-v0"])
 def test_no_peeking_at_the_scenario_or_the_simulator(env_id: str) -> None:
-    env = gym.make(env_id, max_steps=50, max_episode_steps=50)
+    env = gym.make(env_id, max_steps=50)
     try:
         obs, info = env.reset(seed=0)
         agent = RunbookAgent()

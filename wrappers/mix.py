@@ -27,17 +27,16 @@ __all__ = ["ScenarioMix", "make_numeric_env"]
 def make_numeric_env(env_id: str, catalog: Any = None, *, grade_truncated: bool = True, **env_kwargs: Any) -> NumericObservation:
     """``gym.make(env_id)`` behind a catalog (Discrete actions) and the numeric observation.
 
-    With ``grade_truncated=False`` the step limit is enforced by Gymnasium's
-    ``TimeLimit`` alone, so an episode that runs out of steps without a submit ends
-    with reward 0 and no grading (no ``is_success`` in its info). Grading forks the
-    cluster and plays minutes of it, which dominates the cost of an unsubmitted
-    episode; a trainer loses nothing, since such an episode earns nothing anyway.
+    With ``grade_truncated=False`` (``SREEnv``'s option) an episode that runs out of
+    steps without a submit ends with reward 0 and no grading (no ``is_success`` in
+    its info). Grading forks the cluster and plays minutes of it, which dominates the
+    cost of an unsubmitted episode; a trainer loses nothing, since such an episode
+    earns nothing anyway.
     """
     import sre_env  # noqa: F401  (registers the ids)
 
     max_steps = int(env_kwargs.pop("max_steps", 50))
-    inner_steps = max_steps if grade_truncated else 100 * max_steps
-    base = gym.make(env_id, max_steps=inner_steps, max_episode_steps=max_steps, **env_kwargs)
+    base = gym.make(env_id, max_steps=max_steps, grade_truncated=grade_truncated, **env_kwargs)
     return NumericObservation(CatalogWrapper(base, catalog))
 
 

@@ -110,7 +110,7 @@ def _make_env(job: Job) -> Any:
 
     import sre_env  # noqa: F401
 
-    kwargs: dict[str, Any] = {"max_steps": job.config.max_steps, "max_episode_steps": job.config.max_steps, "task": job.config.task}
+    kwargs: dict[str, Any] = {"max_steps": job.config.max_steps, "task": job.config.task}
     if job.noise != "none":
         kwargs["noise"] = job.noise
     return gym.make(job.env_id, **kwargs)

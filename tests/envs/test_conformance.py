@@ -58,8 +58,9 @@ def test_check_env(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_registry_metadata(env_id: str) -> None:
-    spec = gym.spec(env_id)
-    assert spec.max_episode_steps == 50
+    # the env's own step limit is the only one, and the made env's spec reports it
+    assert gym.spec(env_id).max_episode_steps is None
+    assert gym.make(env_id).spec.max_episode_steps == 50
     cls = scenario_class(env_id)
     assert cls.layer in LAYERS
     assert cls.difficulty in DIFFICULTIES
@@ -204,14 +205,25 @@ def test_errors_look_like_the_real_tools() -> None:
 
 
 def test_truncation_grades_the_cluster() -> None:
-    env = gym.make(IDS[0], max_episode_steps=3)
-    env.reset(seed=0)
-    term = trunc = False
-    steps = 0
-    while not (term or trunc):
-        _, reward, term, trunc, info = env.step("kubectl get nodes")
-        steps += 1
-    assert trunc and not term and steps == 3
+    # max_episode_steps and max_steps are one limit, and reaching it grades the episode
+    for limits in ({"max_episode_steps": 3}, {"max_steps": 3}, {"max_steps": 3, "max_episode_steps": 3}):
+        env = gym.make(IDS[0], **limits)
+        assert env.spec.max_episode_steps == 3 and env.unwrapped.max_steps == 3
+        env.reset(seed=0)
+        term = trunc = False
+        steps = 0
+        while not (term or trunc):
+            _, reward, term, trunc, info = env.step("kubectl get nodes")
+            steps += 1
+        assert trunc and not term and steps == 3, limits
+        assert info["submitted"] is False and "live" in info["oracles"] and info["is_success"] is False, limits
+    with pytest.raises(ValueError, match="max_steps=4 and max_episode_steps=3 are the same step limit"):
+        gym.make(IDS[0], max_steps=4, max_episode_steps=3)
+    ungraded = gym.make(IDS[0], max_steps=2, grade_truncated=False)
+    ungraded.reset(seed=0)
+    ungraded.step("kubectl get nodes")
+    _, reward, term, trunc, info = ungraded.step("kubectl get nodes")
+    assert trunc and not term and "is_success" not in info
     env2 = sre_env.SREEnv("DiskSector", max_steps=2)
     env2.reset(seed=0)
     env2.step("kubectl get nodes")

@@ -93,8 +93,8 @@ def test_repeated_parse_errors_end_the_episode_graded() -> None:
 
 @WRAPPED_OK
 def test_check_env_on_chat_and_text_wrappers() -> None:
-    check_env(ChatWrapper(gym.make(ENV_ID, max_steps=5, max_episode_steps=5)), skip_render_check=True)
-    check_env(TextObservation(gym.make(ENV_ID, max_steps=5, max_episode_steps=5)), skip_render_check=True)
+    check_env(ChatWrapper(gym.make(ENV_ID, max_steps=5)), skip_render_check=True)
+    check_env(TextObservation(gym.make(ENV_ID, max_steps=5)), skip_render_check=True)
 
 
 def test_render_observation_sections_and_metrics() -> None:
