@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import cpu_millicores
 from sre_env.sim.control.sched_hooks import sched_state
-from sre_env.kube.selectors import match_labels
+from sre_env.kube.selectors import has_labels
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
@@ -106,7 +106,7 @@ def _sync_one(world: "World", hpa: Obj) -> None:
     able = _condition(hpa, "AbleToScale", "True", "SucceededGetScale", "the HPA controller was able to get the target's current scale", stamp)
     target_pct = cpu_target(hpa)
     selector = ((target["spec"].get("selector") or {}).get("matchLabels")) or {}
-    pods = [p for p in store.list("Pod", ns) if match_labels(selector, p["metadata"].get("labels")) and not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") == "Running"]
+    pods = [p for p in store.list("Pod", ns) if selector and has_labels(selector, p["metadata"].get("labels")) and not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") == "Running"]
     if current == 0:
         status["conditions"] = [able, _condition(hpa, "ScalingActive", "False", "ScalingDisabled", "scaling is disabled since the replica count of the target is zero", stamp)]
         _write(world, hpa, status)
