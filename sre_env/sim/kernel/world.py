@@ -23,6 +23,7 @@ from sre_env.sim.logs import render as logfmt
 from sre_env.sim.runtime import mongo_auth
 from sre_env.telemetry.alerting import AlertState
 from sre_env.apps.base import AppSpec, Component, register_spec
+from sre_env.sim.app_models import build_app_model
 from sre_env.sim.control.cluster import (
     ClusterLayout,
     DEFAULT_LAYOUT,
@@ -135,7 +136,7 @@ class World:
         #: container id -> in-memory state of a stateful store process (sre_env.sim.runtime.redis_model)
         self.redis_states: dict[str, Any] = {}
         self.variant_seed = seed
-        #: app name -> its runtime model (feature flags, queues, database sessions; see AppSpec.model_factory)
+        #: app name -> its runtime model (feature flags, queues, database sessions; see AppSpec.model)
         self.app_models: dict[str, Any] = {}
         #: scheduled one-off events (noise, triggers): a heap of (due time, sequence, event with .tag and .fire(world))
         self.timers: list[tuple[float, int, Any]] = []
@@ -193,8 +194,9 @@ class World:
             self.create(obj)
         for obj in app_edge_objects(app):
             self.create(obj)
-        if app.model_factory is not None:
-            self.app_models[app.name] = app.model_factory(app)
+        model = build_app_model(app)
+        if model is not None:
+            self.app_models[app.name] = model
 
     def create(self, obj: Obj, *, copy_in: bool = True) -> Obj:
         """Create through the API's admission path (cluster IPs, finalizers, defaults).
