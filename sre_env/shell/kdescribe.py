@@ -21,7 +21,7 @@ from .knet import NET_DESCRIBERS
 from .ksched import SCHED_DESCRIBERS, quota_section
 from .kdescribe_cp import DESCRIBERS_CP
 from .kdescribe_ds import DESCRIBERS_DS
-from .kquantity import canonical
+from sre_env.kube.quantity import canonical
 from sre_env.kube.node_lease import node_lease
 from .koperator import OPERATOR_DESCRIBERS
 

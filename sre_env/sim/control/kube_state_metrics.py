@@ -15,7 +15,8 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
-from sre_env.sim.control.rbac import authorize, forbidden_message, rbac_revision, service_account_user
+from sre_env.kube.rbac import forbidden_message, service_account_user
+from sre_env.sim.control.rbac import authorize, rbac_revision
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
