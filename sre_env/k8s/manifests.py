@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from sre_env.apps.manifests import app_manifests
+
 from .nodes import MANAGED_BY, NODE_NAMESPACE
 
 if TYPE_CHECKING:
@@ -47,8 +49,6 @@ _AUTH_ENV = ("MONGO_USERNAME", "MONGO_PASSWORD", "MONGO_INITDB_ROOT_USERNAME", "
 
 def app_objects(app: "AppSpec") -> list[dict[str, Any]]:
     """The app's objects for a real cluster (see the module docstring for what differs from the simulator)."""
-    from sre_env.sim.control.cluster import app_manifests
-
     auth_objects = {name for name, _ in app.secrets} | {name for name, _ in app.config_maps if name.endswith("-mongo-config")}
     out = []
     for obj in app_manifests(app):

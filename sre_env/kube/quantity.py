@@ -17,7 +17,17 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["CPU_MS_PER_REQUEST_MS", "canonical", "cpu_millicores", "format_memory", "memory_bytes", "parse_int_or_percent", "parse_quantity"]
+__all__ = [
+    "CPU_MS_PER_REQUEST_MS",
+    "canonical",
+    "cpu_millicores",
+    "format_bytes",
+    "format_memory",
+    "format_millicores",
+    "memory_bytes",
+    "parse_int_or_percent",
+    "parse_quantity",
+]
 
 _QTY = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([eE])([+-]?[0-9]+))?([a-zA-Z]*)$")
 #: suffix -> power of ten (decimal SI) and power of 1024 (binary SI)
@@ -120,6 +130,21 @@ def canonical(q: Any) -> str:
 def format_memory(n: float) -> str:
     """``kubectl top`` style: whole Mi."""
     return f"{int(n // (1024 * 1024))}Mi"
+
+
+def format_millicores(millicores: int) -> str:
+    """A CPU amount as the API prints a sum of requests: whole cores (``2``) or millicores (``1900m``)."""
+    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def format_bytes(size: int) -> str:
+    """A memory amount as the API prints a sum of binary-SI requests: the largest of Gi, Mi, Ki that divides it, else bytes."""
+    if size == 0:
+        return "0"
+    for unit, scale in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+        if size % scale == 0:
+            return f"{size // scale}{unit}"
+    return str(size)
 
 
 def parse_int_or_percent(value: object, total: int, round_up: bool) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..backend import ClusterAPI
 from ..errors import ApiError
+from sre_env.kube.quantity import format_memory
 from sre_env.kube.rbac import allows
 from sre_env.kube.kinds import KINDS, resolve_kind
 from .kctx import K, resolve_type
@@ -177,8 +178,6 @@ def _cpu(m: int) -> str:
     return f"{m}m"
 
 
-def _mem(b: int) -> str:
-    return f"{b // (1024 * 1024)}Mi"
 
 
 #: how the Metrics API answers where kubectl top finds no metrics.k8s.io among the served groups:
@@ -222,7 +221,7 @@ def cmd_top_pod(k: K) -> None:
     lines = [] if o.get("no-headers") else [("NAMESPACE\t" if all_ns else "") + "NAME\tCPU(cores)\tMEMORY(bytes)\t"]
     for ns, name, cpu, mem in rows:
         # kubectl top terminates every cell with a tab, so the last column is padded too
-        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{_mem(mem)}\t")
+        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{format_memory(mem)}\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
 
 
@@ -251,7 +250,7 @@ def cmd_top_node(k: K) -> None:
     for name, cpu, cpu_cap, mem, mem_cap in rows:
         cpct = int(cpu * 100 / cpu_cap) if cpu_cap else 0
         mpct = int(mem * 100 / mem_cap) if mem_cap else 0
-        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{_mem(mem)}\t{mpct}%\t")
+        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{format_memory(mem)}\t{mpct}%\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
 
 

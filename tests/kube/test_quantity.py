@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.kube.quantity import canonical, cpu_millicores, memory_bytes, parse_quantity
+from sre_env.kube.quantity import (
+    canonical,
+    cpu_millicores,
+    format_bytes,
+    format_millicores,
+    memory_bytes,
+    parse_quantity,
+)
 
 
 @pytest.mark.parametrize(
@@ -36,3 +43,13 @@ def test_not_a_quantity(text: str) -> None:
 )
 def test_canonical_as_kubectl_prints(text: object, printed: str) -> None:
     assert canonical(text) == printed
+
+
+@pytest.mark.parametrize(("millicores", "printed"), [(0, "0"), (250, "250m"), (1900, "1900m"), (2000, "2"), (16000, "16")])
+def test_format_millicores(millicores: int, printed: str) -> None:
+    assert format_millicores(millicores) == printed
+
+
+@pytest.mark.parametrize(("size", "printed"), [(0, "0"), (64 * 1024**2, "64Mi"), (1536 * 1024**2, "1536Mi"), (2 * 1024**3, "2Gi"), (1024, "1Ki"), (1000, "1000")])
+def test_format_bytes(size: int, printed: str) -> None:
+    assert format_bytes(size) == printed
