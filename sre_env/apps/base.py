@@ -10,7 +10,7 @@ objects, never this spec.
 
 A spec names what it needs from the simulator by string (its model, each
 component's ``log_format``); the simulator resolves the names in its own tables
-(sre_env.sim.app_models, sre_env.sim.logs.render), so this package imports
+(sre_env.sim.control.app_models, sre_env.sim.logs.render), so this package imports
 nothing but itself and sre_env.kube.
 """
 
@@ -185,7 +185,7 @@ class AppSpec(_PickledByName):
     customize: Any = None
     #: the name of the app's model in the simulator (feature flags, queues, sessions, an operator:
     #: an object with ``tick(world, app, plan, res, dt)`` and traffic modifiers), looked up in
-    #: sre_env.sim.app_models; "": the app is stateless beyond its pods
+    #: sre_env.sim.control.app_models; "": the app is stateless beyond its pods
     model: str = ""
     #: span and method names the app's own protos give its calls: ((callee, operation), name),
     #: e.g. the OpenTelemetry demo's ``oteldemo.PaymentService/Charge``; other calls are named

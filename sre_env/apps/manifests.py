@@ -1,11 +1,9 @@
-"""An app's Kubernetes objects, generated from its spec.
+"""An app's Kubernetes manifests, generated from its :class:`AppSpec`.
 
-The objects take the shape of the public project's manifests (kompose's labels
-``io.kompose.service`` and annotations, or a Helm chart's), with the
-container names, ports, resources and volumes of the spec, so
-``kubectl get deploy -o yaml`` looks like the real thing. The simulator
-creates them when it installs an app; the real-cluster backend applies them
-(sre_env.k8s.manifests).
+Manifests take the shape of the public projects' Kubernetes manifests (labels
+``io.kompose.service`` or Helm's, container names, ports), so ``kubectl get deploy
+-o yaml`` looks like the real thing; the simulator creates them through its API
+and the real-cluster backend applies them.
 """
 
 from __future__ import annotations
@@ -14,9 +12,18 @@ import base64
 from typing import Any
 
 from sre_env.apps.base import AppSpec, Component
-from sre_env.kube.objects import namespace_object
 
-__all__ = ["app_manifests", "component_labels"]
+__all__ = ["app_manifests", "component_labels", "namespace_object"]
+
+
+def namespace_object(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
 
 
 def _container(c: Component) -> dict[str, Any]:

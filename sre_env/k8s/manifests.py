@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sre_env.apps.manifests import app_manifests
-
 from .nodes import MANAGED_BY, NODE_NAMESPACE
 
 if TYPE_CHECKING:
@@ -49,6 +47,8 @@ _AUTH_ENV = ("MONGO_USERNAME", "MONGO_PASSWORD", "MONGO_INITDB_ROOT_USERNAME", "
 
 def app_objects(app: "AppSpec") -> list[dict[str, Any]]:
     """The app's objects for a real cluster (see the module docstring for what differs from the simulator)."""
+    from sre_env.apps.manifests import app_manifests
+
     auth_objects = {name for name, _ in app.secrets} | {name for name, _ in app.config_maps if name.endswith("-mongo-config")}
     out = []
     for obj in app_manifests(app):

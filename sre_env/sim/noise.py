@@ -111,7 +111,7 @@ class NoiseEvent:
         """A report job owned by another team fails (a bare pod that exits 1, as a Job's pod would)."""
         ns = "batch"
         if world.store.find("Namespace", ns) is None:
-            from sre_env.kube.objects import namespace_object
+            from sre_env.apps.manifests import namespace_object
 
             world.create(namespace_object(ns))
             world.noise_objects.add(f"Namespace//{ns}")

@@ -15,7 +15,7 @@ from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.apps.social_network import SOCIAL_NETWORK
 from sre_env.apps.tidb import TIDB
-from sre_env.sim.app_models import APP_MODELS, build_app_model
+from sre_env.sim.control.app_models import APP_MODELS, build_app_model
 from sre_env.sim.logs import render
 
 APPS = (HOTEL_RESERVATION, SOCIAL_NETWORK, ASTRONOMY_SHOP, TIDB)

@@ -110,7 +110,7 @@ def _deployment(name: str, operation: str, args: list[str], ports: list[tuple[st
 
 def install_gatekeeper(world: World) -> None:
     """Namespace, certificate, controller-manager, audit and the webhook Service (configurations follow)."""
-    from sre_env.kube.objects import namespace_object
+    from sre_env.apps.manifests import namespace_object
 
     store = world.store
     for ns in _SYSTEM_NS:

@@ -23,9 +23,8 @@ from sre_env.sim.logs import render as logfmt
 from sre_env.sim.runtime import mongo_auth
 from sre_env.telemetry.alerting import AlertState
 from sre_env.apps.base import AppSpec, Component, register_spec
-from sre_env.apps.manifests import app_manifests
-from sre_env.kube.objects import namespace_object
-from sre_env.sim.app_models import build_app_model
+from sre_env.apps.manifests import app_manifests, namespace_object
+from sre_env.sim.control.app_models import build_app_model
 from sre_env.sim.control.cluster import (
     ClusterLayout,
     DEFAULT_LAYOUT,

@@ -5,8 +5,8 @@ astronomy shop's feature flags and Kafka queue, social-network's gateway
 rules, the TiDB operator's reconcile loop) is an object with
 ``tick(world, app, plan, res, dt)`` and traffic modifiers, built here from the
 spec when the app is installed. The models come from two layers (the app
-runtimes in ``sim/runtime``, the operator in ``sim/control``), so the table
-sits above both.
+runtimes in ``sim/runtime``, the TiDB operator in ``sim/control``), so the
+table sits in the higher of the two, beside the code that installs apps.
 """
 
 from __future__ import annotations
