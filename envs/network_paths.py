@@ -24,6 +24,7 @@ import numpy as np
 
 from sre_env.faults.network import CreateNetworkPolicy, NodeFirewallPartition, ServiceTrafficPolicy
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.kube.selectors import label_selector_matches
 from sre_env.sim.network import netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
@@ -272,7 +273,7 @@ class InternalTrafficPolicyLocal(Scenario):
 def _affinity_to(template_spec: dict[str, Any], target: str) -> bool:
     terms = ((template_spec.get("affinity") or {}).get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or ()
     for term in terms:
-        if term.get("topologyKey") == "kubernetes.io/hostname" and netpol.label_selector_matches(term.get("labelSelector") or {}, {"io.kompose.service": target}):
+        if term.get("topologyKey") == "kubernetes.io/hostname" and label_selector_matches(term.get("labelSelector") or {}, {"io.kompose.service": target}):
             return True
     return False
 

@@ -18,6 +18,7 @@ import numpy as np
 from sre_env.faults.operator import PatchCustomResource
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
+from sre_env.kube.tolerations import tolerates
 from sre_env.apps.tidb import CLUSTER, NAMESPACE, OPERATOR_NAME, OPERATOR_NAMESPACE, TIDB, VERSION
 
 from .base import RootCause, Scenario
@@ -352,19 +353,6 @@ _TAINT = {"key": "dedicated", "value": "tikv", "effect": "NoSchedule"}
 _GOOD_TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "tikv", "effect": "NoSchedule"}
 
 
-def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, str]) -> bool:
-    """The scheduler's toleration match (key, operator Equal/Exists, value, effect)."""
-    for tol in tolerations or ():
-        if tol.get("effect") and tol.get("effect") != taint["effect"]:
-            continue
-        if tol.get("operator") == "Exists":
-            if not tol.get("key") or tol.get("key") == taint["key"]:
-                return True
-        elif tol.get("key") == taint["key"] and tol.get("value", "") == taint["value"]:
-            return True
-    return False
-
-
 class TidbInvalidToleration(_TidbCrScenario):
     """``spec.tikv.tolerations`` no longer tolerates the taint of TiKV's dedicated node."""
 
@@ -432,7 +420,7 @@ class TidbInvalidToleration(_TidbCrScenario):
         tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
         if tc is None:
             return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
-        ok = _tolerates((tc["spec"].get("tikv") or {}).get("tolerations") or [], _TAINT)
+        ok = tolerates((tc["spec"].get("tikv") or {}).get("tolerations") or [], _TAINT)
         node = _find(backend, "Node", self.variant["dedicated_node"], None) or {}
         tainted = any(t.get("key") == "dedicated" and t.get("effect") == "NoSchedule" for t in (node.get("spec") or {}).get("taints") or ())
         return [

@@ -20,7 +20,8 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.sim.control import kube_state_metrics as ksm
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.control.rbac import authorize, forbidden_message
+from sre_env.kube.rbac import forbidden_message
+from sre_env.sim.control.rbac import authorize
 
 from .base import RootCause, Scenario
 

@@ -33,6 +33,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from sre_env.kube.selectors import has_labels
+
 __all__ = ["CatalogAction", "CommandCatalog", "CatalogWrapper", "Targets", "catalog_for", "INSPECT_VERBS", "REPAIR_VERBS"]
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
@@ -221,7 +223,7 @@ class CommandCatalog:
         for kind in WORKLOAD_KINDS:
             for obj in api.list(kind, t.namespace):
                 labels = obj["spec"]["template"]["metadata"].get("labels", {})
-                if not all(labels.get(k) == v for k, v in selector.items()):
+                if not has_labels(selector, labels):
                     continue
                 declared = [p for c in obj["spec"]["template"]["spec"].get("containers", []) for p in c.get("ports", []) or []]
                 if isinstance(wanted, str):

@@ -50,7 +50,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sre_env.sim.logs import otel as otel_logs  # noqa: F401 - registers the demo's log formats
 from sre_env.apps.base import AppSpec, Call, Component, Dependency, RequestType
 
 __all__ = ["ASTRONOMY_SHOP", "NAMESPACE", "VERSION", "FLAGS", "PRODUCTS", "flagd_json", "FAILING_PRODUCT"]
@@ -432,18 +431,15 @@ _HTTP_NAMES = {
 }
 
 
-def _register_rpc_names() -> None:
-    from sre_env.telemetry.lazylogs import RPC_NAMES
-
+def _span_names() -> tuple[tuple[tuple[str, str], str], ...]:
+    names: dict[tuple[str, str], str] = {}
     for rt in REQUESTS:
         for call in rt.calls:
             svc = _GRPC_SERVICES.get(call.callee)
             if svc is not None:
-                RPC_NAMES[(call.callee, call.operation)] = f"oteldemo.{svc}/{call.operation}"
-    RPC_NAMES.update(_HTTP_NAMES)
-
-
-_register_rpc_names()
+                names[(call.callee, call.operation)] = f"oteldemo.{svc}/{call.operation}"
+    names.update(_HTTP_NAMES)
+    return tuple(names.items())
 
 #: share of locust task picks that are flood_home (5 of 29 task weight units)
 FLOOD_TASK_SHARE = 5.0 / 29.0
@@ -616,12 +612,6 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def _model(app: AppSpec) -> Any:
-    from sre_env.sim.runtime.astronomy import AstronomyModel
-
-    return AstronomyModel(app)
-
-
 ASTRONOMY_SHOP = AppSpec(
     name="astronomy-shop",
     namespace=NAMESPACE,
@@ -648,5 +638,6 @@ ASTRONOMY_SHOP = AppSpec(
         "postgres:17.6",
     ),
     customize=_customize,
-    model_factory=_model,
+    model="astronomy-shop",
+    span_names=_span_names(),
 )

@@ -7,6 +7,11 @@ config), what one request costs, how it logs, and the workload the load
 generator drives through the call graph. The simulator turns this into
 Kubernetes objects and computes behaviour from it each tick; faults change the
 objects, never this spec.
+
+A spec names what it needs from the simulator by string (its model, each
+component's ``log_format``); the simulator resolves the names in its own tables
+(sre_env.sim.control.app_models, sre_env.sim.logs.render), so this package imports
+nothing but itself and sre_env.kube.
 """
 
 from __future__ import annotations
@@ -178,9 +183,14 @@ class AppSpec(_PickledByName):
     #: reshapes the generic manifests into the app's own (labels, ConfigMaps, init containers):
     #: ``customize(app, objects) -> objects``; None keeps the kompose-style defaults
     customize: Any = None
-    #: builds the app's runtime model (``factory(app) -> model`` with ``tick(world, app, plan, res, dt)``
-    #: and traffic modifiers, see sre_env.sim.appmodel); None: the app is stateless beyond its pods
-    model_factory: Any = None
+    #: the name of the app's model in the simulator (feature flags, queues, sessions, an operator:
+    #: an object with ``tick(world, app, plan, res, dt)`` and traffic modifiers), looked up in
+    #: sre_env.sim.control.app_models; "": the app is stateless beyond its pods
+    model: str = ""
+    #: span and method names the app's own protos give its calls: ((callee, operation), name),
+    #: e.g. the OpenTelemetry demo's ``oteldemo.PaymentService/Charge``; other calls are named
+    #: the way hotel-reservation's protos name them (sre_env.telemetry.lazylogs.grpc_method)
+    span_names: tuple[tuple[tuple[str, str], str], ...] = ()
     #: node labels and taints the app's deployment guide asks for (dedicated nodes), applied once
     #: before its objects are created: ``(node, ((label, value), ...), (taint, ...))``
     node_setup: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[tuple[tuple[str, str], ...], ...]], ...] = ()

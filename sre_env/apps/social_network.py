@@ -56,8 +56,6 @@ from __future__ import annotations
 
 import json
 
-from sre_env.sim.logs import social as logs_social  # noqa: F401 - registers the cpp-thrift, openresty and redis log dialects
-from sre_env.sim.runtime.social import SocialModel
 from sre_env.apps.base import AppSpec, Call, Component, Dependency, RequestType
 
 __all__ = ["NAMESPACE", "SOCIAL_NETWORK"]
@@ -511,5 +509,5 @@ SOCIAL_NETWORK = AppSpec(
     ),
     label_key="service",
     manifest_style="helm",
-    model_factory=SocialModel,
+    model="social-network",
 )

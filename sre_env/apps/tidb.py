@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sre_env.sim.logs import tidb as logs_tidb  # noqa: F401 - registers the tidb log dialect
 from sre_env.apps.base import AppSpec, Call, Component, Dependency, RequestType
 
 __all__ = ["CLUSTER", "NAMESPACE", "OPERATOR_IMAGE", "OPERATOR_NAME", "OPERATOR_NAMESPACE", "TIDB", "VERSION", "operator_objects", "tidb_cluster_cr"]
@@ -192,12 +191,6 @@ def _customize(app: AppSpec, objects: list[dict[str, Any]]) -> list[dict[str, An
     return kept + operator_objects() + [tidb_cluster_cr()]
 
 
-def _model(app: AppSpec) -> Any:
-    from sre_env.sim.control.operator_tidb import TidbOperatorModel
-
-    return TidbOperatorModel()
-
-
 TIDB = AppSpec(
     name="tidb-cluster",
     namespace=NAMESPACE,
@@ -214,7 +207,7 @@ TIDB = AppSpec(
     ),
     extra_images=(OPERATOR_IMAGE,),
     customize=_customize,
-    model_factory=_model,
+    model="tidb-operator",
     label_key=LABEL_KEY,
     manifest_style="helm",
     node_setup=(("worker-3", (("dedicated", "tikv"),), ((("key", "dedicated"), ("value", "tikv"), ("effect", "NoSchedule")),)),),

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sre_env.backend import ExecResult
 from sre_env.errors import ApiError
 from sre_env.kube.kinds import KINDS
-from sre_env.kube.quantity import cpu_millicores as _millicores
-from sre_env.kube.quantity import memory_bytes
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -34,15 +33,6 @@ _PATCH_TYPES = {
     "json": "application/json-patch+json",
 }
 _SCALABLE = {"Deployment": "deployment", "StatefulSet": "stateful_set", "ReplicaSet": "replica_set"}
-
-
-def cpu_millicores(q: str) -> int:
-    """CPU quantities as metrics-server reports them too (``250n`` nanocores, ``12u`` microcores)."""
-    text = str(q).strip()
-    for suffix, per_milli in (("n", 1_000_000), ("u", 1_000)):
-        if text.endswith(suffix) and text[:-1].replace(".", "", 1).isdigit():
-            return int(round(float(text[:-1]) / per_milli))
-    return _millicores(text)
 
 
 def api_error(exc: BaseException) -> ApiError:

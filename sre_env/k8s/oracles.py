@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
+from sre_env.kube.selectors import has_labels
 from sre_env.rewards.base import Check, OracleResult
 from sre_env.rewards.cleanup import CleanupOracle
 from sre_env.rewards.lifecycle import roll_namespace
@@ -61,7 +62,7 @@ Obj = dict[str, Any]
 
 def harness_owned(obj: Obj) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    return all(labels.get(k) == v for k, v in MANAGED_BY.items())
+    return has_labels(MANAGED_BY, labels)
 
 
 def watched_objects(backend: "KubernetesBackend") -> dict[str, Obj]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Iterable
 
+from sre_env.kube.selectors import has_labels, label_selector_matches, requirement_matches
+
 __all__ = [
     "AFFINITY_REASON",
     "ANTI_AFFINITY_REASON",
@@ -18,7 +20,6 @@ __all__ = [
     "NODE_AFFINITY_REASON",
     "inter_pod_reason",
     "node_matches",
-    "selector_matches",
 ]
 
 Obj = dict[str, Any]
@@ -28,32 +29,12 @@ AFFINITY_REASON = "node(s) didn't match pod affinity rules"
 EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
 
 
-def _expr_ok(expr: Obj, labels: dict[str, str]) -> bool:
-    key, op, values = expr.get("key", ""), expr.get("operator", "In"), [str(v) for v in expr.get("values") or ()]
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
 def node_matches(pod: Obj, node: Obj) -> bool:
     """nodeSelector and required node affinity (terms are ORed, expressions ANDed)."""
     spec = pod.get("spec") or {}
     labels = node["metadata"].get("labels") or {}
-    for k, v in (spec.get("nodeSelector") or {}).items():
-        if labels.get(k) != v:
-            return False
+    if not has_labels(spec.get("nodeSelector") or {}, labels):
+        return False
     required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = required.get("nodeSelectorTerms")
     if not terms:
@@ -64,19 +45,9 @@ def node_matches(pod: Obj, node: Obj) -> bool:
         fexprs = term.get("matchFields") or []
         if not exprs and not fexprs:
             continue  # an empty term matches nothing
-        if all(_expr_ok(e, labels) for e in exprs) and all(_expr_ok(e, fields) for e in fexprs):
+        if all(requirement_matches(e, labels) for e in exprs) and all(requirement_matches(e, fields) for e in fexprs):
             return True
     return False
-
-
-def selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
-    """A metav1.LabelSelector; a null selector matches nothing, an empty one everything."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    return all(_expr_ok(e, labels) for e in selector.get("matchExpressions") or ())
 
 
 def _term_pods(term: Obj, owner_ns: str, pods: Iterable[Obj]) -> list[Obj]:
@@ -85,7 +56,7 @@ def _term_pods(term: Obj, owner_ns: str, pods: Iterable[Obj]) -> list[Obj]:
     for p in pods:
         if namespaces is not None and p["metadata"]["namespace"] not in namespaces:
             continue
-        if selector_matches(term.get("labelSelector"), p["metadata"].get("labels") or {}):
+        if label_selector_matches(term.get("labelSelector"), p["metadata"].get("labels") or {}):
             out.append(p)
     return out
 
@@ -124,7 +95,7 @@ def inter_pod_reason(pod: Obj, node: Obj, nodes: dict[str, Obj], placed: list[Ob
         key = term.get("topologyKey", "")
         here = _domain(node, key)
         matches = _term_pods(term, ns, placed)
-        if not matches and selector_matches(term.get("labelSelector"), labels):
+        if not matches and label_selector_matches(term.get("labelSelector"), labels):
             continue  # the first pod of a self-affine group may go anywhere
         if here is None or not any(_domain(nodes.get(o["spec"].get("nodeName", "")), key) == here for o in matches):
             return AFFINITY_REASON

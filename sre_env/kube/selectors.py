@@ -1,11 +1,38 @@
-"""Kubernetes label and field selectors (``app=geo,tier!=db``, ``env in (a,b)``, ``!k``)."""
+"""Kubernetes label and field selectors: the one place labels are matched.
+
+Three shapes of selector, each written once:
+
+* a ``metav1.LabelSelector`` object (``matchLabels`` + ``matchExpressions``), as
+  webhooks, NetworkPolicies, pod (anti-)affinity and Gatekeeper match on:
+  :func:`label_selector_matches`, with its requirements (also the
+  ``NodeSelectorRequirement`` of node affinity) in :func:`requirement_matches`;
+* a plain map selector (a Service's ``spec.selector``, a pod's
+  ``nodeSelector``, a workload's ``matchLabels``): :func:`has_labels`;
+* the text form kubectl and list calls take (``app=geo,tier!=db``,
+  ``env in (a,b)``, ``!k``): :func:`parse_label_selector`, and field selectors.
+
+The semantics are those of k8s.io/apimachinery's ``labels.Requirement`` and
+``LabelSelectorAsSelector``: a null selector matches nothing, ``{}`` everything;
+``NotIn`` and ``DoesNotExist`` match an object without the key, ``In``,
+``Exists``, ``Gt`` and ``Lt`` do not. A caller whose API gives an absent or
+empty selector another meaning (an admission webhook's defaulted ``{}``, a
+Service without a selector, which selects no pods) says so at its call site.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Callable
 
-__all__ = ["parse_label_selector", "match_labels", "parse_field_selector", "selector_from_match_labels"]
+__all__ = [
+    "has_labels",
+    "label_selector_matches",
+    "parse_field_selector",
+    "parse_label_selector",
+    "requirement_matches",
+    "selector_from_match_labels",
+]
 
 Predicate = Callable[[dict[str, str]], bool]
 
@@ -62,12 +89,48 @@ def parse_label_selector(selector: str) -> Predicate:
     return lambda labels: all(p(labels) for p in preds)
 
 
-def match_labels(match: dict[str, str] | None, labels: dict[str, str] | None) -> bool:
-    """A Service/ReplicaSet selector: every key/value must be present. Empty matches nothing for services."""
-    if not match:
+def has_labels(match: Mapping[str, Any], labels: Mapping[str, str] | None) -> bool:
+    """A map selector: every key/value pair of ``match`` is among ``labels`` (``{}`` matches everything)."""
+    return match.items() <= (labels or {}).items()
+
+
+def requirement_matches(requirement: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One ``matchExpressions`` entry against ``labels`` (``labels.Requirement.Matches``).
+
+    ``In``/``NotIn`` compare the value with ``values``; ``Exists``/``DoesNotExist``
+    only look at the key; ``Gt``/``Lt`` (node affinity) compare integers and never
+    match a missing key or a value that is not a number. An operator the API
+    server would refuse matches nothing.
+    """
+    key, op = requirement.get("key", ""), requirement.get("operator")
+    values = [str(v) for v in requirement.get("values") or ()]
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt") and key in labels and values:
+        try:
+            have, want = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def label_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str] | None) -> bool:
+    """A ``metav1.LabelSelector``: every ``matchLabels`` pair and every requirement holds.
+
+    ``None`` (a null selector) matches nothing and ``{}`` matches everything, as
+    ``LabelSelectorAsSelector`` has it.
+    """
+    if selector is None:
         return False
     labels = labels or {}
-    return all(labels.get(k) == v for k, v in match.items())
+    return has_labels(selector.get("matchLabels") or {}, labels) and all(requirement_matches(r, labels) for r in selector.get("matchExpressions") or ())
 
 
 def selector_from_match_labels(match: dict[str, str]) -> str:

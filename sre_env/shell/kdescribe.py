@@ -21,7 +21,7 @@ from .knet import NET_DESCRIBERS
 from .ksched import SCHED_DESCRIBERS, quota_section
 from .kdescribe_cp import DESCRIBERS_CP
 from .kdescribe_ds import DESCRIBERS_DS
-from .kquantity import canonical
+from sre_env.kube.quantity import canonical, cpu_millicores, format_bytes, format_millicores, memory_bytes
 from sre_env.kube.node_lease import node_lease
 from .koperator import OPERATOR_DESCRIBERS
 
@@ -642,65 +642,39 @@ def describe_node(k: K, n: Obj) -> str:
             vals[3] += _bytes((r.get("limits") or {}).get("memory", "0"))
         tot = [a + b for a, b in zip(tot, vals)]
         cells = [
-            _fmt_milli(vals[0]) + f" ({_pct(vals[0], cpu_cap)}%)",
-            _fmt_milli(vals[1]) + f" ({_pct(vals[1], cpu_cap)}%)",
-            _fmt_bytes(vals[2]) + f" ({_pct(vals[2], mem_cap)}%)",
-            _fmt_bytes(vals[3]) + f" ({_pct(vals[3], mem_cap)}%)",
+            format_millicores(vals[0]) + f" ({_pct(vals[0], cpu_cap)}%)",
+            format_millicores(vals[1]) + f" ({_pct(vals[1], cpu_cap)}%)",
+            format_bytes(vals[2]) + f" ({_pct(vals[2], mem_cap)}%)",
+            format_bytes(vals[3]) + f" ({_pct(vals[3], mem_cap)}%)",
         ]
         w.raw(1, f"{p['metadata'].get('namespace')}\t{p['metadata']['name']}\t\t" + "\t".join(cells) + f"\t{age(p['metadata'].get('creationTimestamp'), k.now)}")
     w.raw(0, "Allocated resources:")
     w.raw(1, "(Total limits may be over 100 percent, i.e., overcommitted.)")
     w.raw(1, "Resource\tRequests\tLimits")
     w.raw(1, "--------\t--------\t------")
-    w.raw(1, f"cpu\t{_fmt_milli(tot[0])} ({_pct(tot[0], cpu_cap)}%)\t{_fmt_milli(tot[1])} ({_pct(tot[1], cpu_cap)}%)")
-    w.raw(1, f"memory\t{_fmt_bytes(tot[2])} ({_pct(tot[2], mem_cap)}%)\t{_fmt_bytes(tot[3])} ({_pct(tot[3], mem_cap)}%)")
+    w.raw(1, f"cpu\t{format_millicores(tot[0])} ({_pct(tot[0], cpu_cap)}%)\t{format_millicores(tot[1])} ({_pct(tot[1], cpu_cap)}%)")
+    w.raw(1, f"memory\t{format_bytes(tot[2])} ({_pct(tot[2], mem_cap)}%)\t{format_bytes(tot[3])} ({_pct(tot[3], mem_cap)}%)")
     # then ephemeral-storage and hugepages-*, when the node reports them allocatable
     for res_name in ["ephemeral-storage"] * ("ephemeral-storage" in alloc) + sorted(r for r in alloc if r.startswith("hugepages-")):
         cap = _bytes(alloc[res_name])
         rq = sum(_bytes(((c.get("resources") or {}).get("requests") or {}).get(res_name, "0")) for p in pods for c in (p.get("spec") or {}).get("containers") or [])
         lm = sum(_bytes(((c.get("resources") or {}).get("limits") or {}).get(res_name, "0")) for p in pods for c in (p.get("spec") or {}).get("containers") or [])
-        w.raw(1, f"{res_name}\t{_fmt_bytes(rq)} ({_pct(rq, cap)}%)\t{_fmt_bytes(lm)} ({_pct(lm, cap)}%)")
+        w.raw(1, f"{res_name}\t{format_bytes(rq)} ({_pct(rq, cap)}%)\t{format_bytes(lm)} ({_pct(lm, cap)}%)")
     return _finish(k, w, n)
 
 
 def _milli(q: Any) -> int:
-    s = str(q)
     try:
-        if s.endswith("m"):
-            return int(float(s[:-1]))
-        return int(float(s) * 1000)
+        return cpu_millicores(q)
     except ValueError:
         return 0
-
-
-_UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "k": 1000, "K": 1000, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
 def _bytes(q: Any) -> int:
-    s = str(q)
-    for u in ("Ki", "Mi", "Gi", "Ti", "k", "K", "M", "G", "T"):
-        if s.endswith(u):
-            try:
-                return int(float(s[: -len(u)]) * _UNITS[u])
-            except ValueError:
-                return 0
     try:
-        return int(float(s))
+        return memory_bytes(q)
     except ValueError:
         return 0
-
-
-def _fmt_milli(v: int) -> str:
-    return "0" if v == 0 else (f"{v // 1000}" if v % 1000 == 0 else f"{v}m")
-
-
-def _fmt_bytes(v: int) -> str:
-    if v == 0:
-        return "0"
-    for u, f in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
-        if v % f == 0:
-            return f"{v // f}{u}"
-    return str(v)
 
 
 def _pct(v: int, cap: int) -> int:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..backend import ClusterAPI
 from ..errors import ApiError
+from sre_env.kube.quantity import format_memory
+from sre_env.kube.rbac import allows
 from sre_env.kube.kinds import KINDS, resolve_kind
 from .kctx import K, resolve_type
 from .spec import KubectlError, UsageError
@@ -175,18 +178,26 @@ def _cpu(m: int) -> str:
     return f"{m}m"
 
 
-def _mem(b: int) -> str:
-    return f"{b // (1024 * 1024)}Mi"
+
+
+#: how the Metrics API answers where kubectl top finds no metrics.k8s.io among the served groups:
+#: the aggregator leaves an APIService out of discovery while it is not Available, and requests
+#: to it fail with 503 (404 when none is registered)
+_NO_METRICS_API = (404, 503)
 
 
 def cmd_top_pod(k: K) -> None:
     p = k.p
     assert p is not None
     o = p.opts
-    if not _metrics_api(k):
-        return
     all_ns = bool(o.get("all-namespaces"))
-    rows = k.api.top_pods(None if all_ns else k.namespace)
+    try:
+        rows = k.api.top_pods(None if all_ns else k.namespace)
+    except ApiError as exc:
+        if exc.code not in _NO_METRICS_API:
+            raise
+        k.fail("error: Metrics API not available")
+        return
     if o.get("selector") or p.args:
         try:
             allowed = {(x["metadata"].get("namespace"), x["metadata"]["name"]) for x in k.api.list("Pod", None if all_ns else k.namespace, o.get("selector") or None)}
@@ -210,29 +221,20 @@ def cmd_top_pod(k: K) -> None:
     lines = [] if o.get("no-headers") else [("NAMESPACE\t" if all_ns else "") + "NAME\tCPU(cores)\tMEMORY(bytes)\t"]
     for ns, name, cpu, mem in rows:
         # kubectl top terminates every cell with a tab, so the last column is padded too
-        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{_mem(mem)}\t")
+        lines.append((f"{ns}\t" if all_ns else "") + f"{name}\t{_cpu(cpu)}\t{format_memory(mem)}\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
-
-
-def _metrics_api(k: K) -> bool:
-    """kubectl top asks the aggregated Metrics API; without it: kubectl's own error."""
-    world = getattr(k.backend, "world", None)
-    if world is None:
-        return True
-    from sre_env.sim.control.namespaces import metrics_api_available
-
-    if metrics_api_available(world):
-        return True
-    k.fail("error: Metrics API not available")
-    return False
 
 
 def cmd_top_node(k: K) -> None:
     p = k.p
     assert p is not None
-    if not _metrics_api(k):
+    try:
+        rows = k.api.top_nodes()
+    except ApiError as exc:
+        if exc.code not in _NO_METRICS_API:
+            raise
+        k.fail("error: Metrics API not available")
         return
-    rows = k.api.top_nodes()
     if p.args:
         rows = [r for r in rows if r[0] == p.args[0]]
         if not rows:
@@ -248,7 +250,7 @@ def cmd_top_node(k: K) -> None:
     for name, cpu, cpu_cap, mem, mem_cap in rows:
         cpct = int(cpu * 100 / cpu_cap) if cpu_cap else 0
         mpct = int(mem * 100 / mem_cap) if mem_cap else 0
-        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{_mem(mem)}\t{mpct}%\t")
+        lines.append(f"{name}\t{_cpu(cpu)}\t{cpct}%\t{format_memory(mem)}\t{mpct}%\t")
     k.out.append(tabwrite("\n".join(lines) + "\n", 6, 3))
 
 
@@ -461,6 +463,24 @@ def cmd_explain(k: K) -> None:
     k.out.append(tabwrite(text, 0, 2))
 
 
+class _ApiRbacObjects:
+    """The cluster's Roles, ClusterRoles and bindings, read through its API (``kube.rbac.RbacObjects``)."""
+
+    def __init__(self, api: ClusterAPI) -> None:
+        self.api = api
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        try:
+            return self.api.get(kind, name, namespace)
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.api.list(kind, namespace)
+
+
 def cmd_auth_can_i(k: K) -> None:
     if k.opts.get("list"):
         k.out.append(tabwrite("Resources\tNon-Resource URLs\tResource Names\tVerbs\n*.*\t[]\t[]\t[*]\n\t[*]\t[]\t[*]\n", 6, 3))
@@ -472,18 +492,12 @@ def cmd_auth_can_i(k: K) -> None:
     if not user:
         k.line("yes")  # the agent's kubeconfig is cluster-admin
         return
-    from sre_env.sim.control.rbac import authorize
-
     verb, target = k.p.args[0], k.p.args[1]
     resource, _, name = target.partition("/")
     info = resolve_kind(resource)
     plural, group = (info.plural, info.group) if info is not None else (resource.split(".", 1)[0], resource.split(".", 1)[1] if "." in resource else "")
     ns = None if (info is not None and not info.namespaced) or k.opts.get("all-namespaces") else k.namespace
-    store = k.backend.world.store if hasattr(k.backend, "world") else None
-    if store is None:
-        k.line("yes")
-        return
-    if authorize(store, user, verb, plural, group, ns, name or None):
+    if allows(_ApiRbacObjects(k.api), user, verb, plural, group, ns, name or None):
         k.line("yes")
     else:
         k.line("no")

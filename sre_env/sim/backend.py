@@ -14,6 +14,7 @@ from typing import Any
 from ..backend import ExecResult
 from ..errors import ApiError
 from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
+from sre_env.sim.control.namespaces import metrics_api_available
 from sre_env.sim.network.routing import resolve_route
 from sre_env.sim.network.netmodel import client_for, resolve_from
 from sre_env.sim.runtime.mongo_auth import touch, user_store
@@ -237,7 +238,13 @@ class SimApi:
 
         return run_container_command(view, list(argv), stdin)
 
+    def _metrics_served(self, resource: str) -> None:
+        """The aggregator answers for metrics.k8s.io only while its APIService is Available."""
+        if not metrics_api_available(self.world):
+            raise ApiError(503, "ServiceUnavailable", f"the server is currently unable to handle the request (get {resource}.metrics.k8s.io)")
+
     def top_pods(self, namespace: str | None) -> list[tuple[str, str, int, int]]:
+        self._metrics_served("pods")
         world = self.world
         out = []
         rps = {}
@@ -261,6 +268,7 @@ class SimApi:
         return out
 
     def top_nodes(self) -> list[tuple[str, int, int, int, int]]:
+        self._metrics_served("nodes")
         pods = self.top_pods(None)
         by_node: dict[str, list[int]] = {}
         for ns, name, cpu, mem in pods:

@@ -31,6 +31,7 @@ import math
 import random
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sre_env.sim.logs import render as logfmt
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from sre_env.sim.kernel.pods import ContainerRuntime
     from sre_env.sim.kernel.world import World
 
-__all__ = ["LogEntry", "ServiceSampler", "container_lines", "container_entries", "request_entries", "MAX_PER_INTERVAL", "INTERVAL_S"]
+__all__ = ["LogEntry", "ServiceSampler", "container_lines", "container_entries", "grpc_method", "request_entries", "MAX_PER_INTERVAL", "INTERVAL_S"]
 
 Obj = dict[str, Any]
 
@@ -231,7 +232,7 @@ def _render(world: "World", app: "AppSpec", comp: "Component", dialect: str, ver
     if dialect == "go-service":
         op = _served_operation(app, comp.name, rng)
         status = "Unknown" if failed else "OK"
-        fields = {"service": comp.name, "op": "grpc", "method": "unary", "path": grpc_method(comp.name, op), "status": status, "latency_ms": round(latency, 2)}
+        fields = {"service": comp.name, "op": "grpc", "method": "unary", "path": grpc_method(app, comp.name, op), "status": status, "latency_ms": round(latency, 2)}
         return logfmt.render(dialect, "request", t, fields, variant)
     if dialect == "mongodb":
         db, coll = _MONGO_NS.get(comp.name, (comp.name.removeprefix("mongodb-") + "-db", comp.name.removeprefix("mongodb-")))
@@ -302,14 +303,16 @@ def _served_operation(app: "AppSpec", comp: str, rng: random.Random) -> str:
     return _weighted(rng, ops, key=lambda x: x[1])[0]
 
 
-#: (service, operation) -> span/method name an app's own protos give it (apps register theirs,
-#: e.g. the OpenTelemetry demo's ``oteldemo.PaymentService/Charge``)
-RPC_NAMES: dict[tuple[str, str], str] = {}
+@lru_cache(maxsize=None)
+def _span_names(names: tuple[tuple[tuple[str, str], str], ...]) -> dict[tuple[str, str], str]:
+    return dict(names)
 
 
-def grpc_method(service: str, operation: str) -> str:
-    """Full gRPC method name as hotel-reservation's protos define it (``/geo.Geo/Nearby``)."""
-    name = RPC_NAMES.get((service, operation))
+def grpc_method(app: "AppSpec | None", service: str, operation: str) -> str:
+    """Full gRPC method name of a call: the app's own (``AppSpec.span_names``, e.g. the
+    OpenTelemetry demo's ``oteldemo.PaymentService/Charge``), else as hotel-reservation's
+    protos define it (``/geo.Geo/Nearby``)."""
+    name = _span_names(app.span_names).get((service, operation)) if app is not None else None
     if name is not None:
         return name
     return f"/{service}.{service.capitalize()}/{operation}"

@@ -346,7 +346,7 @@ class _Builder:
         callee = store._comps.get(call.callee)
         traced = callee is not None and _traced(callee)
         protocol = _protocol(store._comps.get(caller), call.callee)
-        op, server_op = _span_names(protocol, traced, call)
+        op, server_op = _span_names(store.app, protocol, traced, call)
         span = Span(self.trace_id, self._span_id(False), parent, caller, op, start_us, 0, "client", hostname=store._host(caller, rng))
         self.spans.append(span)
         p_fail, error, target = store._edge_fail(caller, call.callee, self.bucket)
@@ -390,14 +390,14 @@ def _critical(comp: "Component | None", callee: str) -> bool:
     return next((d.critical for d in comp.dependencies if d.service == callee), True)
 
 
-def _span_names(protocol: str, traced: bool, call: "Call") -> tuple[str, str]:
+def _span_names(app: "AppSpec | None", protocol: str, traced: bool, call: "Call") -> tuple[str, str]:
     """(client span, server span) operation names: gRPC method paths, or the Thrift services' snake_case spans."""
     if traced and protocol == "thrift":
         # DeathStarBench's C++ handlers: "read_home_timeline_client" / "read_home_timeline_server"
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", call.operation).lower()
         return f"{snake}_client", f"{snake}_server"
     if traced:
-        name = grpc_method(call.callee, call.operation)
+        name = grpc_method(app, call.callee, call.operation)
         return name, name
     name = f"{'mongo' if protocol == 'mongodb' else protocol} {call.operation}".strip()
     return name, name
@@ -474,7 +474,7 @@ def operations(world: "World", service: str, app: "AppSpec | str | None" = None)
             callee = comps.get(call.callee)
             traced = callee is not None and _traced(callee)
             proto = _protocol(comps.get(call.caller), call.callee)
-            client_op, server_op = _span_names(proto, traced, call)
+            client_op, server_op = _span_names(a, proto, traced, call)
             if call.callee == service and traced:
                 ops.add((server_op, "server"))
             if call.caller == service:

@@ -62,7 +62,7 @@ def test_components_match_the_demo():
     assert dict(APP.component("accounting").env)["DB_CONNECTION_STRING"] == "Host=postgresql;Username=otelu;Password=otelp;Database=otel"
     assert all(rt.feature for rt in APP.requests)
     for comp in APP.components:
-        assert comp.log_format in logs._PLUGINS, comp.name
+        assert comp.log_format in logs.APP_DIALECTS, comp.name
 
 
 def test_manifests_have_the_demo_shape(backend):

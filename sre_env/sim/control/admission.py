@@ -25,6 +25,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
+from sre_env.kube.selectors import has_labels, label_selector_matches
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.network.routing import resolve_route
 from sre_env.kube.tls import parse_certificate, unb64, x509_time_error
@@ -32,34 +33,12 @@ from sre_env.kube.tls import parse_certificate, unb64, x509_time_error
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
-__all__ = ["admit_pod", "apply_assign_mutators", "call_webhook", "label_selector_matches", "pod_security_violations", "webhook_applies"]
+__all__ = ["admit_pod", "apply_assign_mutators", "call_webhook", "pod_security_violations", "webhook_applies"]
 
 Obj = dict[str, Any]
 
 ENFORCE = "pod-security.kubernetes.io/enforce"
 ENFORCE_VERSION = "pod-security.kubernetes.io/enforce-version"
-
-
-# --------------------------------------------------------------------------- selectors
-def label_selector_matches(selector: Obj | None, labels: dict[str, str] | None) -> bool:
-    """metav1.LabelSelector semantics: an empty or absent selector matches everything."""
-    if not selector:
-        return True
-    labels = labels or {}
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), list(expr.get("values") or ())
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 # --------------------------------------------------------------------------- PodSecurity
@@ -136,9 +115,10 @@ def webhook_applies(hook: Obj, operation: str, obj: Obj, ns_obj: Obj | None) -> 
     if not any(_rule_matches(r, operation, "", "pods") for r in hook.get("rules") or ()):
         return False
     ns_labels = (ns_obj or {}).get("metadata", {}).get("labels") or {}
-    if not label_selector_matches(hook.get("namespaceSelector"), ns_labels):
+    # the API server defaults an absent namespaceSelector/objectSelector to {}: every object
+    if not label_selector_matches(hook.get("namespaceSelector") or {}, ns_labels):
         return False
-    return label_selector_matches(hook.get("objectSelector"), obj["metadata"].get("labels"))
+    return label_selector_matches(hook.get("objectSelector") or {}, obj["metadata"].get("labels"))
 
 
 def _pem_body(pem_b64: str) -> str:
@@ -194,7 +174,7 @@ def _serving_secret(world: World, svc: Obj) -> str | None:
     ns = svc["metadata"]["namespace"]
     for dep in world.store.list("Deployment", ns):
         labels = ((dep["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
-        if sel.items() <= labels.items():
+        if has_labels(sel, labels):
             for vol in (dep["spec"]["template"].get("spec") or {}).get("volumes") or ():
                 if "secret" in vol:
                     return vol["secret"].get("secretName")
@@ -262,7 +242,8 @@ def _assign_applies(assign: Obj, pod: Obj) -> bool:
     kinds = match.get("kinds")
     if kinds and not any("Pod" in (k.get("kinds") or ()) or "*" in (k.get("kinds") or ()) for k in kinds):
         return False
-    return label_selector_matches(match.get("labelSelector"), pod["metadata"].get("labels"))
+    # Gatekeeper's match: no labelSelector means every object
+    return label_selector_matches(match.get("labelSelector") or {}, pod["metadata"].get("labels"))
 
 
 def apply_assign_mutators(world: World, pod: Obj) -> Obj:

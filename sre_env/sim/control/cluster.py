@@ -14,6 +14,7 @@ from sre_env.apps.base import AppSpec, register_spec
 from sre_env.apps.manifests import app_manifests, namespace_object
 from sre_env.sim.control.addons import install_control_plane_addons
 from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.app_models import build_app_model
 from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.control.priority import builtin_priority_classes
 from sre_env.sim.kernel.hosts import ClusterLayout, HostNode
@@ -137,8 +138,9 @@ def install_app(world: "World", app: AppSpec) -> None:
         create(world, obj)
     for obj in app_edge_objects(app):
         create(world, obj)
-    if app.model_factory is not None:
-        world.app_models[app.name] = app.model_factory(app)
+    model = build_app_model(app)
+    if model is not None:
+        world.app_models[app.name] = model
 
 
 #: the Service fields the API server defaults (the two bootstrap Services are stored without the create path)

@@ -17,7 +17,7 @@ from sre_env.errors import ApiError
 from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import parse_int_or_percent
 from sre_env.sim.control.sched_hooks import created_ok, failed_create, reconcile_extras
-from sre_env.kube.selectors import match_labels
+from sre_env.kube.selectors import has_labels
 from sre_env.sim.control.apiserver import new_pod_from_template
 
 if TYPE_CHECKING:
@@ -316,9 +316,10 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
 def _claim_pods(world: "World", rs: Obj, owned: list[Obj], orphans: list[Obj]) -> list[Obj]:
     """The controller ref manager: release owned pods the selector no longer matches, adopt matching orphans."""
     match = ((rs["spec"].get("selector") or {}).get("matchLabels")) or {}
+    # an empty selector (which the API would refuse) claims no pods
     out = []
     for p in owned:
-        if match_labels(match, p["metadata"].get("labels")):
+        if match and has_labels(match, p["metadata"].get("labels")):
             out.append(p)
         else:
             # relabelled out of the selector: orphaned, no longer counted (and no longer collected)
@@ -329,7 +330,7 @@ def _claim_pods(world: "World", rs: Obj, owned: list[Obj], orphans: list[Obj]) -
     if rs["metadata"].get("deletionTimestamp"):
         return out
     for p in list(orphans):
-        if match_labels(match, p["metadata"].get("labels")):
+        if match and has_labels(match, p["metadata"].get("labels")):
             p["metadata"].setdefault("ownerReferences", []).append(_owner_ref(rs))
             world.store.touch(p)
             orphans.remove(p)
@@ -387,8 +388,9 @@ def reconcile_endpoints(world: "World", dirty: dict[tuple[str, str, str], None] 
             return
         for svc in store.iter("Service"):
             ns = svc["metadata"]["namespace"]
-            sel = (svc["spec"].get("selector") or {}).items()
-            if ns in whole_ns or any(sel and sel <= labels.items() for labels in changed_labels.get(ns, ())):
+            sel = svc["spec"].get("selector") or {}
+            # a Service without a selector selects no pods
+            if ns in whole_ns or any(sel and has_labels(sel, labels) for labels in changed_labels.get(ns, ())):
                 only.add((ns, svc["metadata"]["name"]))
             elif sel and ns in changed_pods and _endpoints_list_any(store.find("Endpoints", svc["metadata"]["name"], ns), changed_pods[ns]):
                 # a pod that no longer matches (relabelled) must leave the Endpoints it is in
@@ -416,12 +418,11 @@ def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> N
             continue
         selector = svc["spec"].get("selector")
         if not selector:
-            continue
-        sel = selector.items()
+            continue  # a Service without a selector: its Endpoints are the user's to write
         members = [
             p
             for p in pods_by_ns.get(ns, [])
-            if sel <= (p["metadata"].get("labels") or {}).items() and p.get("status", {}).get("podIP") and not p["metadata"].get("deletionTimestamp")
+            if has_labels(selector, p["metadata"].get("labels")) and p.get("status", {}).get("podIP") and not p["metadata"].get("deletionTimestamp")
         ]
         subsets: list[Obj] = []
         groups: dict[tuple, dict[str, list]] = {}

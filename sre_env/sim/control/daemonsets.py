@@ -13,6 +13,8 @@ import copy
 import math
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.selectors import has_labels
+from sre_env.kube.tolerations import untolerated_taint
 from sre_env.sim.control.controllers import pod_is_ready, template_hash
 from sre_env.sim.control.apiserver import new_pod_from_template
 from sre_env.sim.control.binding import bind_pod
@@ -35,27 +37,10 @@ _DS_TOLERATIONS = (
 )
 
 
-def _tolerates(tols: list[Obj], taint: Obj) -> bool:
-    for t in tols:
-        if t.get("operator") == "Exists" and not t.get("key"):
-            if not t.get("effect") or t.get("effect") == taint.get("effect"):
-                return True
-            continue
-        if t.get("key") != taint.get("key"):
-            continue
-        if t.get("effect") and t.get("effect") != taint.get("effect"):
-            continue
-        if t.get("operator") == "Exists" or t.get("value", "") == taint.get("value", ""):
-            return True
-    return False
-
-
 def _eligible(node: Obj, tspec: Obj) -> bool:
-    labels = node["metadata"].get("labels") or {}
-    if any(labels.get(k) != v for k, v in (tspec.get("nodeSelector") or {}).items()):
+    if not has_labels(tspec.get("nodeSelector") or {}, node["metadata"].get("labels")):
         return False
-    tols = list(tspec.get("tolerations") or ()) + list(_DS_TOLERATIONS)
-    return all(_tolerates(tols, t) for t in node["spec"].get("taints") or () if t.get("effect") in ("NoSchedule", "NoExecute"))
+    return untolerated_taint(node["spec"].get("taints"), [*(tspec.get("tolerations") or ()), *_DS_TOLERATIONS]) is None
 
 
 def daemonset_pods(world: "World", ds: Obj) -> list[Obj]:

@@ -15,15 +15,16 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.autoscaling import cpu_target
 from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import cpu_millicores
 from sre_env.sim.control.sched_hooks import sched_state
-from sre_env.kube.selectors import match_labels
+from sre_env.kube.selectors import has_labels
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
-__all__ = ["SYNC_S", "cpu_target", "ensure_hpa_loop", "sync_hpas"]
+__all__ = ["SYNC_S", "ensure_hpa_loop", "sync_hpas"]
 
 Obj = dict[str, Any]
 SYNC_S = 15.0
@@ -49,21 +50,6 @@ def ensure_hpa_loop(world: "World") -> None:
     if not st.hpa_loop:
         st.hpa_loop = True
         world.clock.schedule(world.clock.now + SYNC_S, _HpaSync())
-
-
-def cpu_target(hpa: Obj) -> int | None:
-    """The CPU averageUtilization target (percent), if the HPA has one."""
-    spec = hpa.get("spec") or {}
-    for m in spec.get("metrics") or ():
-        res = m.get("resource") or {}
-        if m.get("type") == "Resource" and res.get("name") == "cpu":
-            target = res.get("target") or {}
-            if target.get("averageUtilization") is not None:
-                return int(target["averageUtilization"])
-    if "targetCPUUtilizationPercentage" in spec:
-        return int(spec["targetCPUUtilizationPercentage"])
-    # autoscaling/v2 defaulting: no metrics at all means 80 % average CPU utilisation
-    return 80 if not spec.get("metrics") else None
 
 
 def _pod_usage(world: "World", pod: Obj) -> int:
@@ -106,7 +92,7 @@ def _sync_one(world: "World", hpa: Obj) -> None:
     able = _condition(hpa, "AbleToScale", "True", "SucceededGetScale", "the HPA controller was able to get the target's current scale", stamp)
     target_pct = cpu_target(hpa)
     selector = ((target["spec"].get("selector") or {}).get("matchLabels")) or {}
-    pods = [p for p in store.list("Pod", ns) if match_labels(selector, p["metadata"].get("labels")) and not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") == "Running"]
+    pods = [p for p in store.list("Pod", ns) if selector and has_labels(selector, p["metadata"].get("labels")) and not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") == "Running"]
     if current == 0:
         status["conditions"] = [able, _condition(hpa, "ScalingActive", "False", "ScalingDisabled", "scaling is disabled since the replica count of the target is zero", stamp)]
         _write(world, hpa, status)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
-from sre_env.sim.control.rbac import authorize, forbidden_message, rbac_revision, service_account_user
+from sre_env.kube.rbac import forbidden_message, service_account_user
+from sre_env.sim.control.rbac import authorize, rbac_revision
 from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:

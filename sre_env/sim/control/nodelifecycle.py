@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
+from sre_env.kube.tolerations import toleration_matches
 from sre_env.sim.kernel.hosts import kubelet_x509_error
 from sre_env.sim.kubelet.node_status import update_node_conditions
 
@@ -27,6 +28,7 @@ __all__ = ["reconcile_node_lifecycle", "NODE_MONITOR_GRACE_S", "UNREACHABLE"]
 
 NODE_MONITOR_GRACE_S = 40.0
 UNREACHABLE = "node.kubernetes.io/unreachable"
+_UNREACHABLE_NO_EXECUTE = {"key": UNREACHABLE, "effect": "NoExecute"}
 
 
 def reconcile_node_lifecycle(world: "World") -> None:
@@ -120,9 +122,7 @@ def _mark_not_ready(world: "World", pod: dict[str, Any], when: str) -> None:
 def _toleration_seconds(pod: dict[str, Any]) -> float | None:
     """How long the pod tolerates an unreachable node (None: forever)."""
     for tol in pod["spec"].get("tolerations") or ():
-        if tol.get("effect") not in (None, "", "NoExecute"):
-            continue
-        if tol.get("operator") == "Exists" and not tol.get("key") or tol.get("key") == UNREACHABLE:
+        if toleration_matches(tol, _UNREACHABLE_NO_EXECUTE):
             secs = tol.get("tolerationSeconds")
             return None if secs is None else float(secs)
     return 0.0

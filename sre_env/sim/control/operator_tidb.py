@@ -20,6 +20,7 @@ import copy
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.selectors import has_labels
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.controllers import pod_is_ready
 from sre_env.sim.control.apiserver import create
@@ -33,7 +34,7 @@ __all__ = ["COMPONENTS", "PORTS", "TidbOperatorModel", "desired_statefulset", "o
 
 Obj = dict[str, Any]
 OPERATOR_NAMESPACE = "tidb-admin"
-OPERATOR_SELECTOR = (("app.kubernetes.io/component", "controller-manager"), ("app.kubernetes.io/name", "tidb-operator"))
+OPERATOR_SELECTOR = {"app.kubernetes.io/component": "controller-manager", "app.kubernetes.io/name": "tidb-operator"}
 COMPONENTS = ("pd", "tikv", "tidb")
 #: container ports per component, as the operator renders them
 PORTS: dict[str, tuple[tuple[str, int], ...]] = {"pd": (("server", 2380), ("client", 2379)), "tikv": (("server", 20160),), "tidb": (("server", 4000), ("status", 10080))}
@@ -46,7 +47,7 @@ def operator_running(world: "World") -> bool:
     """Whether a controller-manager pod is running and ready (leader election: one is enough)."""
     for pod in world.store.list("Pod", OPERATOR_NAMESPACE):
         labels = pod["metadata"].get("labels") or {}
-        if all(labels.get(k) == v for k, v in OPERATOR_SELECTOR) and not pod["metadata"].get("deletionTimestamp") and pod_is_ready(pod):
+        if has_labels(OPERATOR_SELECTOR, labels) and not pod["metadata"].get("deletionTimestamp") and pod_is_ready(pod):
             return True
     return False
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
-from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.kube.quantity import cpu_millicores, format_bytes, format_millicores, memory_bytes
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.store import ObjectStore
@@ -51,14 +51,9 @@ def format_quantity(resource: str, amount: int) -> str:
     """The canonical form the API prints: ``1900m``/``2`` for CPU, ``512Mi`` for memory."""
     kind = TRACKED.get(resource, ("", "count"))[1]
     if kind == "cpu":
-        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+        return format_millicores(amount)
     if kind == "memory":
-        if amount == 0:
-            return "0"
-        for unit, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
-            if amount % size == 0:
-                return f"{amount // size}{unit}"
-        return str(amount)
+        return format_bytes(amount)
     return str(amount)
 
 

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
 from sre_env.kube.timefmt import iso
+from sre_env.kube.tolerations import tolerates
 from sre_env.sim.control.priority import admit_priority
 from sre_env.sim.control.quota import admit_pod_quota, refresh_quota_status
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
-__all__ = ["SchedState", "admit_pod", "created_ok", "failed_create", "reconcile_extras", "sched_state", "tolerates"]
+__all__ = ["SchedState", "admit_pod", "created_ok", "failed_create", "reconcile_extras", "sched_state"]
 
 Obj = dict[str, Any]
 #: first retry of a refused create, doubling up to the cap (the controller's rate limiter, coarsely)
@@ -109,18 +110,6 @@ def created_ok(world: "World", rs: Obj) -> None:
         world.store.touch(rs)
 
 
-def tolerates(pod: Obj, taint: Obj) -> bool:
-    for tol in (pod.get("spec") or {}).get("tolerations") or ():
-        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-            continue
-        if tol.get("operator") == "Exists":
-            if not tol.get("key") or tol.get("key") == taint.get("key"):
-                return True
-        elif tol.get("key") == taint.get("key") and tol.get("value", "") == taint.get("value", ""):
-            return True
-    return False
-
-
 def _evict_untolerated(world: "World", nodes: set[str]) -> None:
     """The taint-eviction controller: pods that do not tolerate a node's NoExecute taint are deleted."""
     store = world.store
@@ -136,7 +125,7 @@ def _evict_untolerated(world: "World", nodes: set[str]) -> None:
         node = pod["spec"].get("nodeName")
         if node not in tainted or pod["metadata"].get("deletionTimestamp"):
             continue
-        if all(tolerates(pod, t) for t in tainted[node]):
+        if all(tolerates((pod.get("spec") or {}).get("tolerations"), t) for t in tainted[node]):
             continue
         meta = pod["metadata"]
         world.event(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {meta['namespace']}/{meta['name']}", "taint-eviction-controller")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.affinity import AFFINITY_REASON, NODE_AFFINITY_REASON, inter_pod_reason, node_matches
 from sre_env.kube.timefmt import iso
+from sre_env.kube.tolerations import untolerated_taint
 from sre_env.sim.control.preemption import preempt, select_victims
 from sre_env.sim.control.priority import pod_priority
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
@@ -35,18 +36,6 @@ def pod_requests(pod: Obj) -> tuple[int, int]:
         except ValueError:
             pass
     return cpu, mem
-
-
-def _tolerates(pod: Obj, taint: Obj) -> bool:
-    for tol in pod["spec"].get("tolerations") or ():
-        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-            continue
-        if tol.get("operator") == "Exists":
-            if not tol.get("key") or tol.get("key") == taint.get("key"):
-                return True
-        elif tol.get("key") == taint.get("key") and tol.get("value", "") == taint.get("value", ""):
-            return True
-    return False
 
 
 def _taint_text(t: Obj) -> str:
@@ -121,7 +110,7 @@ def schedule_pending(world: "World") -> None:
             if n["spec"].get("unschedulable"):
                 reasons["node(s) were unschedulable"] += 1
                 continue
-            bad_taint = next((t for t in n["spec"].get("taints") or () if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(pod, t)), None)
+            bad_taint = untolerated_taint(n["spec"].get("taints"), pod["spec"].get("tolerations"))
             if bad_taint is not None:
                 reasons[f"node(s) had untolerated taint {_taint_text(bad_taint)}"] += 1
                 continue

@@ -1,4 +1,4 @@
-"""Log formats of the astronomy shop's processes (registered with sre_env.sim.logs.render).
+"""Log formats of the astronomy shop's processes (listed in sre_env.sim.logs.render's dialect table).
 
 Each service of the OpenTelemetry demo is written in a different language and
 logs the way its runtime does: Go ``slog`` JSON (checkout, product-catalog),
@@ -19,7 +19,6 @@ import json
 from collections.abc import Mapping
 
 from sre_env.kube.timefmt import EPOCH, iso
-from sre_env.sim.logs.render import register_dialect
 
 __all__ = ["DIALECTS"]
 
@@ -535,7 +534,8 @@ def _raw(render, name: str = ""):  # noqa: ANN001, ANN202 - wraps a renderer
     return inner
 
 
-DIALECTS = {
+#: each service's renderer and start-up lines, as its runtime writes them
+_FORMATS = {
     "otel-go": (_go, _go_startup),
     "otel-dotnet": (_dotnet_r, _dotnet_startup),
     "otel-java": (_java, None),
@@ -559,5 +559,5 @@ def _none(t: float, f: Mapping[str, object], v: int) -> list[str]:
     return []
 
 
-for _name, (_render, _startup) in DIALECTS.items():
-    register_dialect(_name, _raw(_render, _name), _startup or _none)
+#: dialect -> (render, start-up lines), with the signatures of sre_env.sim.logs.render's
+DIALECTS = {name: (_raw(fn, name), startup or _none) for name, (fn, startup) in _FORMATS.items()}

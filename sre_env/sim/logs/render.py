@@ -26,6 +26,11 @@ Dialects:
 
 :data:`QUIET` lists (dialect, event) pairs the real process only prints at a
 raised verbosity (trace/debug); callers that mimic default settings skip them.
+
+The other apps' dialects live in their own modules (:mod:`~sre_env.sim.logs.otel` for the
+astronomy shop, :mod:`~sre_env.sim.logs.social`, :mod:`~sre_env.sim.logs.tidb`) and are
+listed in :data:`APP_DIALECTS`, imported here, so a component's ``log_format`` resolves
+whatever was imported first.
 """
 
 from __future__ import annotations
@@ -35,8 +40,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from sre_env.kube.timefmt import EPOCH, iso
+from sre_env.sim.logs import otel, social, tidb
 
-__all__ = ["DIALECTS", "EVENTS", "QUIET", "render", "component_startup_lines", "register_dialect"]
+__all__ = ["APP_DIALECTS", "DIALECTS", "EVENTS", "QUIET", "render", "component_startup_lines"]
 
 DIALECTS: frozenset[str] = frozenset({"go-service", "frontend", "mongodb", "memcached", "consul", "jaeger"})
 
@@ -822,19 +828,14 @@ _JAEGER_STARTUP = (
 # --------------------------------------------------------------------------- public API
 
 
-#: dialects contributed by app modules: name -> (render, startup lines); see register_dialect
-_PLUGINS: dict[str, tuple] = {}
-
-
-def register_dialect(name: str, render_fn, startup_fn=None) -> None:  # noqa: ANN001 - plain callables
-    """Add a dialect from an app's own module (same signatures as :func:`render` and
-    :func:`component_startup_lines`), so each app keeps its log formats beside its model."""
-    _PLUGINS[name] = (render_fn, startup_fn)
+#: the dialects of the other apps, one module each: name -> (render, start-up lines), with the
+#: signatures of :func:`render` and :func:`component_startup_lines` minus the dialect argument
+APP_DIALECTS: dict[str, tuple] = {**otel.DIALECTS, **social.DIALECTS, **tidb.DIALECTS}
 
 
 def render(dialect: str, event: str, t: float, fields: Mapping[str, object], variant: int) -> str:
     """One log line of ``dialect`` for ``event`` at simulated second ``t``."""
-    plugin = _PLUGINS.get(dialect)
+    plugin = APP_DIALECTS.get(dialect)
     if plugin is not None:
         try:
             return plugin[0](event, t, fields, variant).replace("\r", "\\r").replace("\n", "\\n")
@@ -869,7 +870,7 @@ def component_startup_lines(dialect: str, t: float, fields: Mapping[str, object]
     A default memcached prints nothing, so its list is empty unless
     ``fields["verbose"]`` is true.
     """
-    plugin = _PLUGINS.get(dialect)
+    plugin = APP_DIALECTS.get(dialect)
     if plugin is not None and plugin[1] is not None:
         return list(plugin[1](t, fields, variant))
     if dialect == "go-service" or dialect == "frontend":

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.logs.render import register_dialect
 
-__all__ = ["SOCIAL_DIALECTS", "register", "render_social", "social_startup_lines"]
+__all__ = ["DIALECTS", "SOCIAL_DIALECTS", "render_social", "social_startup_lines"]
 
 SOCIAL_DIALECTS = frozenset({"cpp-thrift", "openresty", "redis"})
 
@@ -225,14 +224,12 @@ def social_startup_lines(dialect: str, t: float, fields: Mapping[str, object], v
     return []
 
 
-def register() -> None:
-    """Make the three dialects known to :func:`sre_env.sim.logs.render.render` (idempotent)."""
-    for name in sorted(SOCIAL_DIALECTS):
-        register_dialect(
-            name,
-            lambda event, t, fields, variant, _d=name: render_social(_d, event, t, fields, variant),
-            lambda t, fields, variant, _d=name: social_startup_lines(_d, t, fields, variant),
-        )
+def _dialect(name: str) -> tuple:
+    return (
+        lambda event, t, fields, variant: render_social(name, event, t, fields, variant),
+        lambda t, fields, variant: social_startup_lines(name, t, fields, variant),
+    )
 
 
-register()
+#: dialect -> (render, start-up lines), with the signatures of sre_env.sim.logs.render's
+DIALECTS = {name: _dialect(name) for name in sorted(SOCIAL_DIALECTS)}

@@ -1,4 +1,4 @@
-"""The TiDB/PD/TiKV unified log format, registered as the ``tidb`` dialect.
+"""The TiDB/PD/TiKV unified log format: the ``tidb`` dialect.
 
 Every PingCAP component writes ``[yyyy/mm/dd hh:mm:ss.mmm +00:00] [LEVEL]
 [file:line] ["message"] [key=value]...``. The SQL layer does not log each
@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sre_env.sim.logs.render import register_dialect
-
-__all__ = ["render_tidb", "tidb_startup_lines"]
+__all__ = ["DIALECTS", "render_tidb", "tidb_startup_lines"]
 
 
 def _ts(t: float, variant: int) -> str:
@@ -76,4 +74,5 @@ def tidb_startup_lines(t: float, fields: Mapping[str, object], variant: int) -> 
     ]
 
 
-register_dialect("tidb", render_tidb, tidb_startup_lines)
+#: dialect -> (render, start-up lines), with the signatures of sre_env.sim.logs.render's
+DIALECTS = {"tidb": (render_tidb, tidb_startup_lines)}

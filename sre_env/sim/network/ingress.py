@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.endpoints import service_port_backends
 from sre_env.sim.network import netmodel
 from sre_env.sim.network.routing import Route
 
@@ -211,19 +212,7 @@ def entry_routes(world: "World", app: "AppSpec") -> dict[str, Route] | None:
         if sport is None:
             out[rt.name] = Route(0.0, f"HTTP 503 Service Temporarily Unavailable (no active endpoint for {key})", target=target)
             continue
-        ep = world.store.find("Endpoints", svc["metadata"]["name"], ns)
-        backends: list[tuple[str, str, int]] = []
-        for sub in (ep or {}).get("subsets") or ():
-            ports = sub.get("ports") or []
-            match = next((p for p in ports if p.get("name", "") == sport.get("name", "")), None)
-            if match is None and len(ports) == 1:
-                match = ports[0]
-            if match is None:
-                continue
-            for addr in sub.get("addresses") or ():
-                uid = (addr.get("targetRef") or {}).get("uid")
-                if uid:
-                    backends.append((uid, addr.get("ip", ""), int(match["port"])))
+        backends = service_port_backends(world.store.find("Endpoints", svc["metadata"]["name"], ns), sport, lone_port_any_name=True)
         if not backends:
             out[rt.name] = Route(0.0, f"HTTP 503 Service Temporarily Unavailable (no active endpoint for {key})", target=target)
             continue

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.endpoints import service_port_backends
+
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
@@ -79,19 +81,7 @@ def _current_rules(world: "World") -> Rules:
         if svc is None:
             continue
         for sp in svc["spec"].get("ports") or ():
-            backends = []
-            for sub in ep.get("subsets") or ():
-                ports = sub.get("ports") or []
-                match = next((p for p in ports if p.get("name", "") == sp.get("name", "")), None)
-                if match is None and len(ports) == 1 and not sp.get("name"):
-                    match = ports[0]
-                if match is None:
-                    continue
-                for addr in sub.get("addresses") or ():
-                    uid = (addr.get("targetRef") or {}).get("uid")
-                    if uid:
-                        backends.append((uid, addr.get("ip", ""), int(match["port"])))
-            rules[(ns, name, int(sp.get("port", 0)), sp.get("protocol", "TCP"))] = tuple(backends)
+            rules[(ns, name, int(sp.get("port", 0)), sp.get("protocol", "TCP"))] = tuple(service_port_backends(ep, sp))
     return rules
 
 

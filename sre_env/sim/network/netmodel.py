@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.endpoints import service_port_backends
 from sre_env.sim.network import dns, kubeproxy, netpol, nodenet
 from sre_env.sim.network.routing import Route, split_address
 
@@ -138,20 +139,7 @@ def _service_backends(world: "World", src: Client, svc: Obj, port: int, protocol
     if rules is not None:
         got = rules.get((ns, name, port, protocol))
         return list(got) if got is not None else None
-    ep = world.store.find("Endpoints", name, ns)
-    out: list[tuple[str, str, int]] = []
-    for sub in (ep or {}).get("subsets") or ():
-        ports = sub.get("ports") or []
-        match = next((p for p in ports if p.get("name", "") == sport.get("name", "")), None)
-        if match is None and len(ports) == 1 and not sport.get("name"):
-            match = ports[0]
-        if match is None:
-            continue
-        for addr in sub.get("addresses") or ():
-            uid = (addr.get("targetRef") or {}).get("uid")
-            if uid:
-                out.append((uid, addr.get("ip", ""), int(match["port"])))
-    return out
+    return service_port_backends(world.store.find("Endpoints", name, ns), sport)
 
 
 def connect_backends(world: "World", src: Client, backends: list[tuple[str, str, int]], protocol: str, target: str, shown: str) -> Route:

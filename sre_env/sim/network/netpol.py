@@ -15,10 +15,12 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.selectors import label_selector_matches
+
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
 
-__all__ = ["Peer", "label_selector_matches", "policies_selecting", "allowed", "connection_allowed"]
+__all__ = ["Peer", "policies_selecting", "allowed", "connection_allowed"]
 
 Obj = dict[str, Any]
 
@@ -32,27 +34,6 @@ class Peer:
     labels: tuple[tuple[str, str], ...] = ()
     pod: Obj | None = None
     host_network: bool = False
-
-
-def label_selector_matches(selector: Obj | None, labels: dict[str, str]) -> bool:
-    """A LabelSelector (matchLabels + matchExpressions); ``{}`` selects everything."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op = expr.get("key"), expr.get("operator")
-        values = set(expr.get("values") or ())
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def _policy_types(pol: Obj) -> tuple[str, ...]:
