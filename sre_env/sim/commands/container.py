@@ -4,7 +4,7 @@
 print, from a :class:`~sre_env.sim.commands.views.ContainerView`: its environment and
 files, its single process, its view of DNS and the network (through the
 view's ``resolve``/``connect`` hooks), and database shells for MongoDB. Which
-binaries exist depends on the image (see :mod:`._cmd_images`); a missing one
+binaries exist depends on the image (see :mod:`sre_env.sim.runtime.image_contents`); a missing one
 gets the shell's ``not found`` with status 127. Pure and deterministic; never
 raises.
 """
@@ -14,7 +14,10 @@ from __future__ import annotations
 from typing import Callable
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import date_cmd, human_busybox, human_df, load_average, stable_hash, wall
+from sre_env.sim.commands.common import date_cmd, human_busybox, human_df
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.host import wall
+from sre_env.sim.node.stats import load_average
 from sre_env.sim.runtime.image_contents import ImageInfo, image_info, process_cmdline
 from sre_env.sim.commands.mongo import data_disk, mongo_shell
 from sre_env.sim.commands.net import curl, getent, nc, netstat, nslookup, ss, wget

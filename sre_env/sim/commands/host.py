@@ -14,8 +14,10 @@ from datetime import datetime
 from typing import Any, Callable
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import date_cmd, human_df, running_containers, stable_hash, wall
-from sre_env.sim.commands.disk import container_id, df, diskstats, iostat, lsblk, mount_lines
+from sre_env.sim.commands.common import date_cmd, human_df, running_containers
+from sre_env.sim.commands.disk import df, diskstats, iostat, lsblk, mount_lines
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.containerd import container_id
 from sre_env.sim.commands.journal import dmesg, journalctl
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node import diskfill
@@ -37,8 +39,8 @@ from sre_env.sim.commands.system import (
     timedatectl,
     uptime,
 )
-from sre_env.sim.network.nodenet import HOST_COMMANDS as NODENET_COMMANDS, extra_dirs as nodenet_dirs, extra_files as nodenet_file
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.commands.hostnet import cni_dirs, cni_file, iptables, iptables_save, netfilter_persistent
+from sre_env.sim.node.host import HostNode, wall
 from sre_env.sim.commands.views import HostView
 
 __all__ = ["run_host_command", "HOST_COMMANDS"]
@@ -122,7 +124,7 @@ def _fs_dirs(view: HostView) -> dict[str, list[str]]:
     dirs["/var/lib/kubelet/pods"] = sorted(pods_dir)
     dirs["/var/log/pods"] = sorted(logs_pods)
     dirs["/var/log/containers"] = sorted(logs_ctr)
-    dirs.update(nodenet_dirs(view))
+    dirs.update(cni_dirs(view))
     # directories cron programs filled (sre_env.sim.node.diskfill)
     for d, names in diskfill.listing(node).items():
         listing = dirs.setdefault(d, [])
@@ -179,7 +181,7 @@ def _file(view: HostView, path: str) -> str | None:
         "/etc/resolv.conf": lambda: "domain c.internal\nsearch c.internal\nnameserver 169.254.169.254\n",
         "/etc/hosts": lambda: f"127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n\n{node.internal_ip or '10.0.0.' + str(10 + node.index)}\t{node.name}\n",
         "/var/lib/kubelet/kubeadm-flags.env": lambda: 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.10"\n',
-        "/var/lib/kubelet/config.yaml": _kubelet_config,
+        "/var/lib/kubelet/config.yaml": lambda: hostfiles.DEFAULT_KUBELET_CONFIG,
         "/var/log/README": lambda: "You are looking for the traditional text log files in /var/log, and they are\ngone?\n\nHere's an explanation on what's going on:\n\nYou are running a systemd-based OS where traditional syslog has been replaced\nwith the Journal. The journal stores the same (and more) information as classic\nsyslog. To make use of the journal and access the collected log data simply\ninvoke \"journalctl\", which will output the logs in the identical text-based\nformat the syslog files in /var/log used to be. For further details, please\nrefer to journalctl(1).\n",
         "/proc/cpuinfo": lambda: "".join(
             f"processor\t: {i}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\nmodel name\t: Intel Xeon Processor (Cascadelake)\nstepping\t: 6\ncpu MHz\t\t: 2799.998\ncache size\t: 16384 KB\nphysical id\t: 0\nsiblings\t: {node.cpu_cores}\ncore id\t\t: {i}\ncpu cores\t: {node.cpu_cores}\n\n"
@@ -189,7 +191,7 @@ def _file(view: HostView, path: str) -> str | None:
     f = simple.get(path)
     if f is not None:
         return f()
-    extra = nodenet_file(view, path)
+    extra = cni_file(view, path)
     if extra is not None:
         return extra
     for i, d in enumerate(node.disks):
@@ -218,18 +220,6 @@ def _fstab(node: HostNode) -> str:
         elif d.mountpoint:
             lines.append(f"UUID={u} {d.mountpoint} ext4 defaults,nofail 0 2")
     return "\n".join(lines) + "\n"
-
-
-def _kubelet_config() -> str:
-    return (
-        "apiVersion: kubelet.config.k8s.io/v1beta1\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    cacheTTL: 0s\n    enabled: true\n"
-        "  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\nauthorization:\n  mode: Webhook\ncgroupDriver: systemd\nclusterDNS:\n- 10.96.0.10\n"
-        "clusterDomain: cluster.local\ncontainerRuntimeEndpoint: \"\"\nevictionHard:\n  imagefs.available: 15%\n  memory.available: 100Mi\n"
-        "  nodefs.available: 10%\n  nodefs.inodesFree: 5%\nhealthzBindAddress: 127.0.0.1\nhealthzPort: 10248\nkind: KubeletConfiguration\n"
-        "logging:\n  flushFrequency: 0\n  options:\n    json:\n      infoBufferSize: \"0\"\n  verbosity: 0\nmemorySwap: {}\nnodeStatusReportFrequency: 0s\n"
-        "nodeStatusUpdateFrequency: 0s\nrotateCertificates: true\nruntimeRequestTimeout: 0s\nshutdownGracePeriod: 0s\nshutdownGracePeriodCriticalPods: 0s\n"
-        "staticPodPath: /etc/kubernetes/manifests\nstreamingConnectionIdleTimeout: 0s\nsyncFrequency: 0s\nvolumeStatsAggPeriod: 0s\n"
-    )
 
 
 def _norm_path(p: str) -> str:
@@ -699,7 +689,7 @@ _COMMANDS.setdefault("du", du)
 _COMMANDS.setdefault("find", find)
 
 # host firewall (iptables, netfilter-persistent) (sre_env.sim.network.nodenet)
-for _name, _fn in NODENET_COMMANDS.items():
+for _name, _fn in {"iptables": iptables, "iptables-legacy": iptables, "iptables-nft": iptables, "iptables-save": iptables_save, "netfilter-persistent": netfilter_persistent}.items():
     _COMMANDS.setdefault(_name, _fn)
 
 HOST_COMMANDS = frozenset(_COMMANDS)

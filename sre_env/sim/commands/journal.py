@@ -1,6 +1,6 @@
 """``dmesg`` and ``journalctl`` over the node's kernel log and journal.
 
-The kernel log comes from :mod:`._cmd_kernel`; the journal merges a few boot
+The kernel log comes from :mod:`sre_env.sim.node.kernel_log`; the journal merges a few boot
 entries (systemd starting containerd and the kubelet) with ``node.journal``,
 the (t, unit, text) lines the model records. Timestamps use the node's own
 clock, skew included, as the real tools would.
@@ -13,10 +13,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash, wall
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.node.host import HostNode
+from sre_env.sim.node.host import HostNode, wall
 
 __all__ = ["dmesg", "journalctl", "unit_pid", "journal_entries", "norm_unit"]
 

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.runtime.image_contents import ImageInfo
 from sre_env.sim.commands.mongo_users import NOT_HANDLED, authenticate, check_statement, user_statement
 from sre_env.sim.commands.net import dial, resolve

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.runtime.image_contents import ImageInfo
 from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.node.oslimits import netstat_rows

@@ -10,8 +10,8 @@ device error log).
 from __future__ import annotations
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash, wall
-from sre_env.sim.node.host import Disk, HostNode
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.host import Disk, HostNode, wall
 
 __all__ = ["smartctl"]
 
