@@ -12,6 +12,7 @@ from sre_env.apps.hotel_reservation import COMPONENTS, GEO
 from sre_env.sim.commands.container import run_container_command
 from sre_env.sim.node.host import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import ContainerView
+from sre_env.sim.scripts import SIM_SHELL
 
 MONGO_GEO = next(c for c in COMPONENTS if c.name == "mongodb-geo")
 MEMC_RATE = next(c for c in COMPONENTS if c.name == "memcached-rate")
@@ -51,7 +52,7 @@ def _go(node: HostNode | None = None, running: bool = True) -> ContainerView:
         pod=pod, container=pod["spec"]["containers"][0],
         env={"JAEGER_SAMPLE_RATIO": "1", "CONSUL_ADDRESS": "consul:8500", "GEO_MONGO_ADDRESS": "mongodb-geo:27017"},
         component=GEO, node=node or _node(), now=900.0, process_running=running, listening_ports=(8083,) if running else (),
-        uptime_s=540.0, resolve=_resolve, connect=_connect,
+        uptime_s=540.0, shell=SIM_SHELL, resolve=_resolve, connect=_connect,
         files={"/go/src/github.com/harlow/go-micro-services/config.json": '{"consulAddress": "consul:8500"}\n'},
     )
 
@@ -64,7 +65,7 @@ def _mongo(node: HostNode | None = None, running: bool = True, image: str = "mon
     }
     return ContainerView(
         pod=pod, container=pod["spec"]["containers"][0], env={}, component=MONGO_GEO, node=node or _node(), now=900.0,
-        process_running=running, listening_ports=(27017,) if running else (), uptime_s=600.0, resolve=_resolve, connect=_connect,
+        process_running=running, listening_ports=(27017,) if running else (), uptime_s=600.0, shell=SIM_SHELL, resolve=_resolve, connect=_connect,
     )
 
 
@@ -76,7 +77,7 @@ def _memcached() -> ContainerView:
     }
     return ContainerView(
         pod=pod, container=pod["spec"]["containers"][0], env={"MEMCACHED_CACHE_SIZE": "128", "MEMCACHED_THREADS": "2"},
-        component=MEMC_RATE, node=_node(), now=900.0, process_running=True, listening_ports=(11211,), uptime_s=600.0,
+        component=MEMC_RATE, node=_node(), now=900.0, process_running=True, listening_ports=(11211,), uptime_s=600.0, shell=SIM_SHELL,
         resolve=_resolve, connect=_connect,
     )
 

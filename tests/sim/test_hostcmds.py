@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from sre_env.sim.commands.host import HOST_COMMANDS, run_host_command
+from sre_env.sim.commands.host import HOST_BINARIES, run_host_command
 from sre_env.sim.node.host import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import HostView
+from sre_env.sim.scripts import SIM_SHELL
 
 BAD_SECTORS = (1_234_567, 7_812_345, 99_887_766)
 
@@ -39,7 +40,7 @@ def _pods() -> list[dict]:
 
 
 def _view(node: HostNode | None = None, now: float = 900.0, **kw) -> HostView:
-    return HostView(node=node or _node(), now=now, pods=_pods(), local_volumes={"/mnt/disks/ssd0/geo-pv": "local-pv-1"}, **kw)
+    return HostView(node=node or _node(), now=now, pods=_pods(), shell=SIM_SHELL, local_volumes={"/mnt/disks/ssd0/geo-pv": "local-pv-1"}, **kw)
 
 
 def _fail_disk(node: HostNode, ticks: range = range(600, 900), per_tick: int = 20) -> Disk:
@@ -327,7 +328,7 @@ def test_determinism():
 
 def test_fuzz_never_raises():
     rng = random.Random(1234)
-    words = sorted(HOST_COMMANDS) + ["", "-", "--", "-a", "-x", "--level", "=", "/dev/sdb", "/proc", "-n", "5", "|", "'", '"', "-w", "a=b", "\x00", "sdb", "-l", "--since", "é"]
+    words = sorted(HOST_BINARIES) + ["", "-", "--", "-a", "-x", "--level", "=", "/dev/sdb", "/proc", "-n", "5", "|", "'", '"', "-w", "a=b", "\x00", "sdb", "-l", "--since", "é"]
     node = _node()
     _fail_disk(node)
     v = _view(node)

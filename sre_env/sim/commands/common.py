@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sre_env.kube.timefmt import EPOCH
+
 
 __all__ = [
     "date_cmd",
@@ -20,12 +22,25 @@ __all__ = [
     "human_busybox",
     "running_containers",
     "go_human_duration",
+    "norm_path",
+    "strftime",
+    "text_operands",
 ]
 
 
 def date_cmd(dt: datetime) -> str:
     """``date`` with the C locale: ``Mon Mar  2 09:15:23 UTC 2026``."""
     return f"{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S} UTC {dt.year}"
+
+
+def strftime(dt: datetime, fmt: str) -> str:
+    """``date +FORMAT``: strftime with GNU's ``%s`` (epoch seconds) and ``%N`` (nanoseconds)."""
+    epoch_s = int((dt - EPOCH).total_seconds() + EPOCH.timestamp())
+    fmt = fmt.replace("%s", str(epoch_s)).replace("%N", "000000000").replace("%3N", "000")
+    try:
+        return dt.strftime(fmt)
+    except ValueError:
+        return fmt
 
 
 _UNITS = "KMGTPE"
@@ -136,3 +151,47 @@ def go_human_duration(seconds: float) -> str:
     if h < 24 * 365 * 2:
         return f"{h // 24 // 30} months"
     return f"{h // 24 // 365} years"
+
+
+def norm_path(p: str) -> str:
+    """``p`` made absolute and normalised the way the kernel resolves it (``.``, ``..``, repeated ``/``)."""
+    parts: list[str] = []
+    for seg in p.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(seg)
+    return "/" + "/".join(parts)
+
+
+#: options of the text tools whose value is the next word (``head -n 5``, ``cut -d , -f 2``)
+_VALUED = {
+    "grep": ("-e", "-f", "-m", "-A", "-B", "-C"),
+    "egrep": ("-e", "-f", "-m", "-A", "-B", "-C"),
+    "head": ("-n", "-c"),
+    "tail": ("-n", "-c"),
+    "sort": ("-k", "-t"),
+    "cut": ("-d", "-f", "-c"),
+    "awk": ("-F", "-v"),
+}
+
+
+def text_operands(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(options with their values, operands) of a text tool's ``argv`` (operands: pattern or program, then files)."""
+    valued = _VALUED.get(argv[0], ()) if argv else ()
+    opts: list[str] = []
+    operands: list[str] = []
+    words = iter(argv[1:])
+    for a in words:
+        if a.startswith("-") and a != "-":
+            opts.append(a)
+            if a in valued:
+                value = next(words, None)
+                if value is not None:
+                    opts.append(value)
+        else:
+            operands.append(a)
+    return opts, operands

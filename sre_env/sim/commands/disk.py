@@ -14,6 +14,7 @@ from sre_env.sim.commands.common import human_df, human_lsblk, running_container
 from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.node.containerd import container_id, sandbox_id
 from sre_env.sim.node.host import HostNode, wall
+from sre_env.sim.commands.views import HostView
 from sre_env.sim.node.stats import DiskStats, fs_numbers, iowait_percent, partitions
 
 __all__ = ["df", "lsblk", "iostat", "diskstats", "mount_lines"]
@@ -77,7 +78,8 @@ def _pct(used: int, avail: int) -> str:
     return f"{-(-used * 100 // (used + avail))}%"
 
 
-def df(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
+def df(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, pods = view.node, view.pods
     human = inodes = types = False
     paths: list[str] = []
     it = iter(argv[1:])
@@ -179,7 +181,8 @@ def _align(head: list[str], body: list[list[str]], types: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def lsblk(node: HostNode, argv: list[str]) -> ExecResult:
+def lsblk(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node = view.node
     for a in argv[1:]:
         if a.startswith("-") and a not in ("-a", "--all", "-p", "--paths", "-f", "--fs", "-l", "--list", "-d", "--nodeps", "-b", "--bytes"):
             return ExecResult(f"lsblk: unrecognized option '{a}'\nTry 'lsblk --help' for more information.\n" if a.startswith("--") else f"lsblk: invalid option -- '{a[1:2]}'\nTry 'lsblk --help' for more information.\n", 1)
@@ -227,7 +230,8 @@ def _cpu_block(vals: tuple[float, ...]) -> str:
 _IOSTAT_USAGE = "Usage: iostat [ options ] [ <interval> [ <count> ] ]\nOptions are:\n[ -c ] [ -d ] [ -h ] [ -k | -m ] [ -N ] [ -s ] [ -t ] [ -V ] [ -x ] [ -y ] [ -z ]\n[ { -f | +f } <directory> ] [ -j { ID | LABEL | PATH | UUID | ... } ]\n[ --dec={ 0 | 1 | 2 } ] [ --human ] [ --pretty ] [ -o JSON ]\n[ [ -H ] -g <group_name> ] [ -p [ <device> [,...] | ALL ] ]\n[ <device> [...] | ALL ] [ --debug ]\n"
 
 
-def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
+def iostat(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     ext = cpu_only = dev_only = False
     kb = True
     nums: list[int] = []

@@ -45,7 +45,7 @@ def _list(net: NodeNet, chains: list[str], numeric: bool, line_numbers: bool) ->
     return "\n".join(out)
 
 
-def iptables(view: HostView, argv: list[str]) -> ExecResult:
+def iptables(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
     net = node_net(view.node)
     args = list(argv[1:])
     table = "filter"
@@ -127,11 +127,11 @@ def iptables(view: HostView, argv: list[str]) -> ExecResult:
     return ExecResult(f"{IPT_VERSION}: unknown option \"{op}\"\nTry `iptables -h' or 'iptables --help' for more information.\n", 2)
 
 
-def iptables_save(view: HostView, argv: list[str]) -> ExecResult:
+def iptables_save(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
     return ExecResult(save_text(view.now, view.node, node_net(view.node).rules), 0)
 
 
-def netfilter_persistent(view: HostView, argv: list[str]) -> ExecResult:
+def netfilter_persistent(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
     net = node_net(view.node)
     action = argv[1] if len(argv) > 1 else ""
     if action == "save":

@@ -17,6 +17,7 @@ from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.node.host import HostNode, wall
+from sre_env.sim.commands.views import HostView
 
 __all__ = ["dmesg", "journalctl", "unit_pid", "journal_entries", "norm_unit"]
 
@@ -81,7 +82,8 @@ def _parse_levels(spec: str) -> set[int] | str:
     return levels
 
 
-def dmesg(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str], variant: int = 0) -> ExecResult:
+def dmesg(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods, variant = view.node, view.now, view.pods, view.variant
     ctime = notime = decode = raw = clear = False
     levels: set[int] | None = None
     i = 1
@@ -280,7 +282,8 @@ def _parse_since(node: HostNode, now: float, s: str) -> float | None:
 _PRIOS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 
 
-def journalctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str], variant: int = 0) -> ExecResult:
+def journalctl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods, variant = view.node, view.now, view.pods, view.variant
     units: list[str] = []
     kernel_only = False
     lines_n: int | None = None
