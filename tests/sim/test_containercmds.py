@@ -288,3 +288,19 @@ def test_fuzz_never_raises():
             r = run_container_command(v, argv)
             assert isinstance(r.output, str) and isinstance(r.exit_code, int)
             assert "internal error" not in r.output, argv
+
+
+def test_every_binary_is_declared_once_with_a_summary():
+    from sre_env.sim.commands.container import CONTAINER_BINARIES
+
+    for name, binary in CONTAINER_BINARIES.items():
+        assert binary.where in ("image", "shell") and binary.summary and name in (binary.name, *binary.aliases)
+
+
+def test_text_tools_over_files_and_stdin():
+    v = _go()
+    assert run(v, "cut -d: -f1 /etc/passwd").output == "root\n"
+    assert run_container_command(v, ["grep", "-c", "a"], "a\nb\na\n").output == "2\n"
+    assert run(v, "sh -c 'env | grep ^CONSUL_ | cut -d= -f2'").output == "consul:8500\n"
+    r = run(v, "grep x /nope")
+    assert r.exit_code == 2 and r.output.startswith("grep: ") and "No such file or directory" in r.output

@@ -337,3 +337,21 @@ def test_fuzz_never_raises():
         r = run_host_command(v, argv)
         assert isinstance(r.output, str) and isinstance(r.exit_code, int)
         assert "internal error" not in r.output, argv
+
+
+def test_every_binary_is_declared_once_with_a_summary():
+    for name, binary in HOST_BINARIES.items():
+        assert binary.where == "host" and binary.summary and name in (binary.name, *binary.aliases)
+    r = run(_view(), "which smartctl ls nosuch")
+    assert (r.output, r.exit_code) == ("/usr/sbin/smartctl\n/usr/bin/ls\n", 1)
+
+
+def test_text_tools_read_files_or_stdin():
+    v = _view()
+    assert run(v, "wc -l /etc/hostname").output == "1\n"
+    assert run(v, "grep -ci kubelet /var/lib/kubelet/kubeadm-flags.env").output == "1\n"
+    assert run_host_command(v, ["grep", "-c", "x"], stdin="x\ny\nx\n").output == "2\n"
+    assert run(v, "sh -c 'cat /etc/hostname | tee /tmp/name | wc -c'").output == "9\n"
+    assert v.node.files["/tmp/name"] == "worker-2\n"
+    r = run(v, "head -n 1 /nope")
+    assert (r.output, r.exit_code) == ("head: cannot open '/nope' for reading: No such file or directory\n", 1)

@@ -128,11 +128,13 @@ def _os_release() -> str:
 
 
 def kernel_version(node: HostNode) -> str:
+    """The kernel's build string (``uname -v``, ``/proc/version``)."""
     deb = "6.1.115-1 (2024-11-01)" if node.kernel == "6.1.0-27-amd64" else "6.1.119-1 (2024-11-22)"
     return f"#1 SMP PREEMPT_DYNAMIC Debian {deb}"
 
 
 def read_file(view: HostView, path: str) -> str | None:
+    """What ``path`` holds on the node (None: no such file): the overlay first, then the generated files."""
     node, now = view.node, view.now
     written = hostfiles.read(node, path)
     if written is not None:
