@@ -25,7 +25,7 @@ from sre_env.sim.commands.spec import Binary, binary_table
 from sre_env.sim.commands.system import free, meminfo, uptime_line
 from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.host import wall
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.node.oslimits import fd_entries, limits_text, os_file, shm_row
 from sre_env.sim.node.stats import load_average
 from sre_env.sim.runtime.image_contents import ImageInfo, image_info, process_cmdline

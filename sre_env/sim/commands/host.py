@@ -28,7 +28,7 @@ from sre_env.sim.commands.spec import Binary, binary_table
 from sre_env.sim.commands.system import chronyc, crictl, free, host_processes, ip, ps, sysctl, systemctl, timedatectl, uptime, uptime_line
 from sre_env.sim.commands.views import HostView
 from sre_env.sim.node import files as hostfiles
-from sre_env.sim.node.host import wall
+from sre_env.sim.node.wallclock import wall
 
 __all__ = ["run_host_command", "HOST_BINARIES"]
 

@@ -22,7 +22,8 @@ from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.node import diskfill
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.containerd import container_id
-from sre_env.sim.node.host import HostNode, wall
+from sre_env.sim.node.host import HostNode
+from sre_env.sim.node.wallclock import wall
 
 __all__ = ["fs_dirs", "read_file", "host_path", "kernel_version", "cat", "ls", "stat", "rm", "tee", "sed", "grep", "text_tool"]
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from sre_env.backend import ExecResult
 from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.host import Disk, HostNode, wall
+from sre_env.sim.node.host import Disk, HostNode
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.commands.views import HostView
 
 __all__ = ["smartctl"]

@@ -20,7 +20,8 @@ from sre_env.sim.runtime.image_contents import image_info, process_cmdline
 from sre_env.sim.commands.journal import journal_entries, norm_unit, unit_pid
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.faults import conntrack_count
-from sre_env.sim.node.host import HostNode, wall
+from sre_env.sim.node.host import HostNode
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.commands.views import ContainerView, HostView
 
 __all__ = [

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sre_env.sim.node.containerd import failed_sandbox_id, sandbox_id
-from sre_env.sim.node.host import wall
+from sre_env.sim.node.wallclock import wall
 
 if TYPE_CHECKING:
     from sre_env.sim.node.host import HostNode

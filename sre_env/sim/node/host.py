@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
-from sre_env.kube.timefmt import EPOCH
-
-__all__ = ["Disk", "HostNode", "BOOT_OFFSET_S", "wall", "boot_wall", "kubelet_x509_error", "default_sysctls"]
+__all__ = ["Disk", "HostNode"]
 
 #: nodes booted this many seconds before simulated second 0
 BOOT_OFFSET_S = 3 * 86400 + 4211.0
@@ -165,16 +162,6 @@ class HostNode:
 
     def uptime(self, now: float) -> float:
         return now + BOOT_OFFSET_S
-
-
-def wall(node: HostNode, t: float) -> datetime:
-    """The node's wall clock at simulated second ``t`` (including its clock skew)."""
-    return EPOCH + timedelta(seconds=t + node.clock_offset_s)
-
-
-def boot_wall(node: HostNode, now: float) -> datetime:
-    """When the node booted, as its own clock reports it."""
-    return wall(node, now - node.uptime(now))
 
 
 def kubelet_x509_error(host: HostNode, now: float) -> str:
