@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scenarios", ("sre_env.envs",)),
     ("oracles", ("sre_env.rewards",)),
     ("grading", ("sre_env.episode", "sre_env.grading")),
-    ("backends", ("sre_env.sim.backend", "sre_env.sim.episodes", "sre_env.k8s")),
+    ("backends", ("sre_env.sim.backend", "sre_env.sim.scripts", "sre_env.sim.episodes", "sre_env.k8s")),
     ("env", ("sre_env.env",)),
     ("wrappers", ("sre_env.wrappers",)),
     ("agents", ("sre_env.agents",)),

@@ -7,8 +7,9 @@ reproducible; nothing here reads the wall clock.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
-__all__ = ["EPOCH", "iso", "parse_iso", "human_age"]
+__all__ = ["EPOCH", "iso", "parse_iso", "parse_iso_safe", "human_age"]
 
 #: Simulated second 0. Fixed so that timestamps in observations are reproducible.
 EPOCH = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
@@ -22,6 +23,17 @@ def iso(t: float) -> str:
 def parse_iso(s: str) -> float:
     dt = datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     return (dt - EPOCH).total_seconds()
+
+
+def parse_iso_safe(s: Any) -> float | None:
+    """Simulated seconds of an RFC 3339 timestamp, or None for anything unparsable."""
+    if not isinstance(s, str) or not s:
+        return None
+    try:
+        dt = datetime.fromisoformat(s[:19])
+    except ValueError:
+        return None
+    return (dt.replace(tzinfo=timezone.utc) - EPOCH).total_seconds()
 
 
 def human_age(seconds: float) -> str:

@@ -25,6 +25,7 @@ from sre_env.sim.runtime.mounts import mounted_files
 from sre_env.sim.runtime.oslimits import container_os_state
 from sre_env.sim.runtime.cpu import pod_cpu_millicores
 from sre_env.sim.commands.views import ContainerView, HostView
+from sre_env.sim.scripts import SIM_SHELL
 from sre_env.kube.field_labels import check_field_selector
 from sre_env.sim.kernel.hosts import kubelet_x509_error
 from sre_env.sim.kernel.world import World
@@ -230,6 +231,7 @@ class SimApi:
             redis=redis_model.state_for_pod(world, pod, cname),
             redis_at=redis_at,
             os_state=container_os_state(world, pod, spec),
+            shell=SIM_SHELL,
         )
         model = next((m for a, m in world.app_models.items() if any(x.name == a and x.namespace == ns for x in world.apps)), None)
         if model is not None:
@@ -326,7 +328,7 @@ class SimNodes:
                 return True
             return unit in ("containerd", "containerd.service")
 
-        view = HostView(node=host, now=world.clock.now, pods=pods, variant=world.variant_seed, local_volumes=volumes, restart_unit=restart_unit)
+        view = HostView(node=host, now=world.clock.now, pods=pods, shell=SIM_SHELL, variant=world.variant_seed, local_volumes=volumes, restart_unit=restart_unit)
         from sre_env.sim.commands.host import run_host_command
 
         return run_host_command(view, list(argv))

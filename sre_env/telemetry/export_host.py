@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.sim.commands.common import load_average
 from sre_env.sim.node.faults import conntrack_count
-from sre_env.sim.commands.disk import DiskStats, _fs_numbers, _iowait, _parts
+from sre_env.sim.node.stats import DiskStats, fs_numbers, iowait_percent, load_average, partitions
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.kernel.hosts import BOOT_OFFSET_S
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
@@ -365,7 +364,7 @@ class HostExporters:
             off += len(acc)
             gauge_pos += range(off, off + 12)
             off += 12
-            n_fs = 6 * sum(1 for _d, _i, _p, _m, mnt, _s in _parts(host) if mnt)
+            n_fs = 6 * sum(1 for _d, _i, _p, _m, mnt, _s in partitions(host) if mnt)
             fs.append((off, off + n_fs))
             off += n_fs
             disk_pos += range(off, off + 7 * len(host.disks))
@@ -402,7 +401,7 @@ class HostExporters:
         for hi, (name, host) in enumerate(world.hosts.items()):
             cores = max(int(host.cpu_cores), 1)
             busy = min(node_base_millicores(host.index) / 1000.0 + float(node_cpu[hi]), cores * 0.95)
-            iowait = cores * _iowait(host) / 100.0
+            iowait = cores * iowait_percent(host) / 100.0
             rates += (max(cores - busy - iowait, 0.0), iowait, busy * 0.3, busy * 0.7)
             mem_total = float(host.memory_bytes)
             avail = max(mem_total - SYSTEM_MEMORY_BYTES - float(node_mem[hi]), 0.0)
@@ -425,14 +424,14 @@ class HostExporters:
             cached = self._fs.get(name)
             if cached is None or cached[0] != fs_key:
                 fs_vals: list[float] = []
-                for d, _i, part, _minor, mnt, size in _parts(host):
+                for d, _i, part, _minor, mnt, size in partitions(host):
                     if not mnt:
                         continue
                     if mnt == "/boot/efi":
                         sz, used, a = 124 * MiB, 12_374_016, 117 * MiB
                         files, files_free = 0.0, 0.0
                     else:
-                        sz, used, a = _fs_numbers(d, size)
+                        sz, used, a = fs_numbers(d, size)
                         files, files_free = float(d.inodes_total), float(d.inodes_total - d.inodes_used)
                     fs_vals += (float(sz), float(a), float(sz - used), files, files_free, 0.0)
                 self._fs[name] = (fs_key, fs_vals)
@@ -478,7 +477,7 @@ class HostExporters:
             cores = max(int(host.cpu_cores), 1)
             # cpu: counters per mode and cpu
             busy = min(node_base_millicores(host.index) / 1000.0 + float(node_cpu[hi]), cores * 0.95)
-            iowait = cores * _iowait(host) / 100.0
+            iowait = cores * iowait_percent(host) / 100.0
             rates = (max(cores - busy - iowait, 0.0), iowait, busy * 0.3, busy * 0.7)  # CPU_MODES order
             acc = self.cpu.get(name)
             if acc is None or len(acc) != cores * len(CPU_MODES):
@@ -520,7 +519,7 @@ class HostExporters:
                 vals += cached[1]
                 fs_iter: tuple = ()
             else:
-                fs_iter = tuple(_parts(host))
+                fs_iter = tuple(partitions(host))
                 fs_start = len(vals)
             for d, _i, part, _minor, mnt, size in fs_iter:
                 if not mnt:
@@ -529,7 +528,7 @@ class HostExporters:
                     sz, used, a = 124 * MiB, 12_374_016, 117 * MiB
                     files, files_free, fstype = 0.0, 0.0, "vfat"
                 else:
-                    sz, used, a = _fs_numbers(d, size)
+                    sz, used, a = fs_numbers(d, size)
                     files, files_free, fstype = float(d.inodes_total), float(d.inodes_total - d.inodes_used), "ext4"
                 vals += (float(sz), float(a), float(sz - used), files, files_free, 0.0)
                 if build:

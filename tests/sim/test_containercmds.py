@@ -12,6 +12,7 @@ from sre_env.apps.hotel_reservation import COMPONENTS, GEO
 from sre_env.sim.commands.container import run_container_command
 from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import ContainerView
+from sre_env.sim.scripts import SIM_SHELL
 
 MONGO_GEO = next(c for c in COMPONENTS if c.name == "mongodb-geo")
 MEMC_RATE = next(c for c in COMPONENTS if c.name == "memcached-rate")
@@ -51,7 +52,7 @@ def _go(node: HostNode | None = None, running: bool = True) -> ContainerView:
         pod=pod, container=pod["spec"]["containers"][0],
         env={"JAEGER_SAMPLE_RATIO": "1", "CONSUL_ADDRESS": "consul:8500", "GEO_MONGO_ADDRESS": "mongodb-geo:27017"},
         component=GEO, node=node or _node(), now=900.0, process_running=running, listening_ports=(8083,) if running else (),
-        uptime_s=540.0, resolve=_resolve, connect=_connect,
+        uptime_s=540.0, shell=SIM_SHELL, resolve=_resolve, connect=_connect,
         files={"/go/src/github.com/harlow/go-micro-services/config.json": '{"consulAddress": "consul:8500"}\n'},
     )
 
@@ -64,7 +65,7 @@ def _mongo(node: HostNode | None = None, running: bool = True, image: str = "mon
     }
     return ContainerView(
         pod=pod, container=pod["spec"]["containers"][0], env={}, component=MONGO_GEO, node=node or _node(), now=900.0,
-        process_running=running, listening_ports=(27017,) if running else (), uptime_s=600.0, resolve=_resolve, connect=_connect,
+        process_running=running, listening_ports=(27017,) if running else (), uptime_s=600.0, shell=SIM_SHELL, resolve=_resolve, connect=_connect,
     )
 
 
@@ -76,7 +77,7 @@ def _memcached() -> ContainerView:
     }
     return ContainerView(
         pod=pod, container=pod["spec"]["containers"][0], env={"MEMCACHED_CACHE_SIZE": "128", "MEMCACHED_THREADS": "2"},
-        component=MEMC_RATE, node=_node(), now=900.0, process_running=True, listening_ports=(11211,), uptime_s=600.0,
+        component=MEMC_RATE, node=_node(), now=900.0, process_running=True, listening_ports=(11211,), uptime_s=600.0, shell=SIM_SHELL,
         resolve=_resolve, connect=_connect,
     )
 
@@ -287,3 +288,19 @@ def test_fuzz_never_raises():
             r = run_container_command(v, argv)
             assert isinstance(r.output, str) and isinstance(r.exit_code, int)
             assert "internal error" not in r.output, argv
+
+
+def test_every_binary_is_declared_once_with_a_summary():
+    from sre_env.sim.commands.container import CONTAINER_BINARIES
+
+    for name, binary in CONTAINER_BINARIES.items():
+        assert binary.where in ("image", "shell") and binary.summary and name in (binary.name, *binary.aliases)
+
+
+def test_text_tools_over_files_and_stdin():
+    v = _go()
+    assert run(v, "cut -d: -f1 /etc/passwd").output == "root\n"
+    assert run_container_command(v, ["grep", "-c", "a"], "a\nb\na\n").output == "2\n"
+    assert run(v, "sh -c 'env | grep ^CONSUL_ | cut -d= -f2'").output == "consul:8500\n"
+    r = run(v, "grep x /nope")
+    assert r.exit_code == 2 and r.output.startswith("grep: ") and "No such file or directory" in r.output

@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from sre_env.sim.commands.host import HOST_COMMANDS, run_host_command
+from sre_env.sim.commands.host import HOST_BINARIES, run_host_command
 from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import HostView
+from sre_env.sim.scripts import SIM_SHELL
 
 BAD_SECTORS = (1_234_567, 7_812_345, 99_887_766)
 
@@ -39,7 +40,7 @@ def _pods() -> list[dict]:
 
 
 def _view(node: HostNode | None = None, now: float = 900.0, **kw) -> HostView:
-    return HostView(node=node or _node(), now=now, pods=_pods(), local_volumes={"/mnt/disks/ssd0/geo-pv": "local-pv-1"}, **kw)
+    return HostView(node=node or _node(), now=now, pods=_pods(), shell=SIM_SHELL, local_volumes={"/mnt/disks/ssd0/geo-pv": "local-pv-1"}, **kw)
 
 
 def _fail_disk(node: HostNode, ticks: range = range(600, 900), per_tick: int = 20) -> Disk:
@@ -327,7 +328,7 @@ def test_determinism():
 
 def test_fuzz_never_raises():
     rng = random.Random(1234)
-    words = sorted(HOST_COMMANDS) + ["", "-", "--", "-a", "-x", "--level", "=", "/dev/sdb", "/proc", "-n", "5", "|", "'", '"', "-w", "a=b", "\x00", "sdb", "-l", "--since", "é"]
+    words = sorted(HOST_BINARIES) + ["", "-", "--", "-a", "-x", "--level", "=", "/dev/sdb", "/proc", "-n", "5", "|", "'", '"', "-w", "a=b", "\x00", "sdb", "-l", "--since", "é"]
     node = _node()
     _fail_disk(node)
     v = _view(node)
@@ -336,3 +337,21 @@ def test_fuzz_never_raises():
         r = run_host_command(v, argv)
         assert isinstance(r.output, str) and isinstance(r.exit_code, int)
         assert "internal error" not in r.output, argv
+
+
+def test_every_binary_is_declared_once_with_a_summary():
+    for name, binary in HOST_BINARIES.items():
+        assert binary.where == "host" and binary.summary and name in (binary.name, *binary.aliases)
+    r = run(_view(), "which smartctl ls nosuch")
+    assert (r.output, r.exit_code) == ("/usr/sbin/smartctl\n/usr/bin/ls\n", 1)
+
+
+def test_text_tools_read_files_or_stdin():
+    v = _view()
+    assert run(v, "wc -l /etc/hostname").output == "1\n"
+    assert run(v, "grep -ci kubelet /var/lib/kubelet/kubeadm-flags.env").output == "1\n"
+    assert run_host_command(v, ["grep", "-c", "x"], stdin="x\ny\nx\n").output == "2\n"
+    assert run(v, "sh -c 'cat /etc/hostname | tee /tmp/name | wc -c'").output == "9\n"
+    assert v.node.files["/tmp/name"] == "worker-2\n"
+    r = run(v, "head -n 1 /nope")
+    assert (r.output, r.exit_code) == ("head: cannot open '/nope' for reading: No such file or directory\n", 1)

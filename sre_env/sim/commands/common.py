@@ -2,65 +2,45 @@
 
 Everything here is a pure function of its arguments: no wall clock, no global
 RNG. Pseudo-random choices (PIDs, serial-looking hex, jitter) come from
-:func:`stable_hash` of values that do not change between runs, so the same
-view always renders the same text.
+:func:`~sre_env.sim.kernel.hashing.stable_hash` of values that do not change
+between runs, so the same view always renders the same text.
 """
 
 from __future__ import annotations
 
-import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
-from sre_env.backend import ExecResult
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.kernel.hosts import BOOT_OFFSET_S, Disk, HostNode
+
 
 __all__ = [
-    "ok",
-    "fail",
-    "stable_hash",
-    "wall",
-    "boot_wall",
     "date_cmd",
     "human_df",
     "human_lsblk",
     "human_free",
     "human_busybox",
-    "parse_iso_safe",
     "running_containers",
-    "partition",
-    "load_average",
     "go_human_duration",
+    "norm_path",
+    "strftime",
+    "text_operands",
 ]
-
-
-def ok(text: str = "") -> ExecResult:
-    return ExecResult(text, 0)
-
-
-def fail(text: str, code: int = 1) -> ExecResult:
-    return ExecResult(text, code)
-
-
-def stable_hash(*parts: Any) -> int:
-    """A 32-bit hash of ``parts`` that is identical across processes (unlike ``hash``)."""
-    return zlib.crc32("\x1f".join(map(str, parts)).encode())
-
-
-def wall(node: HostNode, t: float) -> datetime:
-    """The node's wall clock at simulated second ``t`` (including its clock skew)."""
-    return EPOCH + timedelta(seconds=t + node.clock_offset_s)
-
-
-def boot_wall(node: HostNode, now: float) -> datetime:
-    """When the node booted, as its own clock reports it."""
-    return wall(node, now - node.uptime(now))
 
 
 def date_cmd(dt: datetime) -> str:
     """``date`` with the C locale: ``Mon Mar  2 09:15:23 UTC 2026``."""
     return f"{dt:%a %b} {dt.day:2d} {dt:%H:%M:%S} UTC {dt.year}"
+
+
+def strftime(dt: datetime, fmt: str) -> str:
+    """``date +FORMAT``: strftime with GNU's ``%s`` (epoch seconds) and ``%N`` (nanoseconds)."""
+    epoch_s = int((dt - EPOCH).total_seconds() + EPOCH.timestamp())
+    fmt = fmt.replace("%s", str(epoch_s)).replace("%N", "000000000").replace("%3N", "000")
+    try:
+        return dt.strftime(fmt)
+    except ValueError:
+        return fmt
 
 
 _UNITS = "KMGTPE"
@@ -123,17 +103,6 @@ def human_busybox(n: float) -> str:
     return f"{v:.1f}{u}"
 
 
-def parse_iso_safe(s: Any) -> float | None:
-    """Simulated seconds of an RFC 3339 timestamp, or None for anything unparsable."""
-    if not isinstance(s, str) or not s:
-        return None
-    try:
-        dt = datetime.fromisoformat(s[:19])
-    except ValueError:
-        return None
-    return (dt.replace(tzinfo=timezone.utc) - EPOCH).total_seconds()
-
-
 def running_containers(pods: list[dict[str, Any]], include_exited: bool = False) -> list[tuple[dict, dict, dict]]:
     """(pod, container spec, container status) for each container the runtime has.
 
@@ -154,40 +123,6 @@ def running_containers(pods: list[dict[str, Any]], include_exited: bool = False)
             if "running" in state or (include_exited and state):
                 out.append((pod, specs.get(st.get("name"), {}), st))
     return out
-
-
-def partition(disk: Disk, index: int) -> str:
-    """Device name of the mounted partition: the root disk's ``sda1``, data disks' ``sdb1``."""
-    if disk.device.startswith("nvme"):
-        return f"{disk.device}p1"
-    return f"{disk.device}1"
-
-
-def load_average(node: HostNode, now: float) -> tuple[float, float, float]:
-    """1/5/15-minute load: runnable CPU demand plus tasks stuck in D state on failing disks.
-
-    Processes blocked in uninterruptible reads count toward Linux load, which is
-    why a sick disk raises the load average on an otherwise idle node.
-    """
-    cpu = max(node.cpu_used_millicores, 0.0) / 1000.0
-    stuck = 0.0
-    for d in node.disks:
-        if d.error_ticks:
-            last_t = d.error_ticks[-1][0]
-            if now - last_t < 120:
-                stuck += 1.0 + min(d.bad_read_fraction * 20.0, 3.0)
-    base = cpu + stuck
-    j = stable_hash(node.name, int(now // 60)) % 100 / 1000.0
-    one = base * (0.95 + j)
-    five = base * 0.9 + cpu * 0.05
-    fifteen = base * 0.8 + cpu * 0.15
-    if stuck:
-        # load follows the disk trouble with the exponential averages' lag
-        first = min((d.error_ticks[0][0] for d in node.disks if d.error_ticks), default=now)
-        age = max(now - first, 0.0)
-        five = cpu + stuck * min(age / 300.0, 1.0)
-        fifteen = cpu + stuck * min(age / 900.0, 1.0)
-    return round(one, 2), round(five, 2), round(fifteen, 2)
 
 
 def go_human_duration(seconds: float) -> str:
@@ -218,5 +153,45 @@ def go_human_duration(seconds: float) -> str:
     return f"{h // 24 // 365} years"
 
 
-def boot_offset() -> float:
-    return BOOT_OFFSET_S
+def norm_path(p: str) -> str:
+    """``p`` made absolute and normalised the way the kernel resolves it (``.``, ``..``, repeated ``/``)."""
+    parts: list[str] = []
+    for seg in p.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(seg)
+    return "/" + "/".join(parts)
+
+
+#: options of the text tools whose value is the next word (``head -n 5``, ``cut -d , -f 2``)
+_VALUED = {
+    "grep": ("-e", "-f", "-m", "-A", "-B", "-C"),
+    "egrep": ("-e", "-f", "-m", "-A", "-B", "-C"),
+    "head": ("-n", "-c"),
+    "tail": ("-n", "-c"),
+    "sort": ("-k", "-t"),
+    "cut": ("-d", "-f", "-c"),
+    "awk": ("-F", "-v"),
+}
+
+
+def text_operands(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(options with their values, operands) of a text tool's ``argv`` (operands: pattern or program, then files)."""
+    valued = _VALUED.get(argv[0], ()) if argv else ()
+    opts: list[str] = []
+    operands: list[str] = []
+    words = iter(argv[1:])
+    for a in words:
+        if a.startswith("-") and a != "-":
+            opts.append(a)
+            if a in valued:
+                value = next(words, None)
+                if value is not None:
+                    opts.append(value)
+        else:
+            operands.append(a)
+    return opts, operands

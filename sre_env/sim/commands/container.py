@@ -3,8 +3,11 @@
 :func:`run_container_command` renders what the container's image would
 print, from a :class:`~sre_env.sim.commands.views.ContainerView`: its environment and
 files, its single process, its view of DNS and the network (through the
-view's ``resolve``/``connect`` hooks), and database shells for MongoDB. Which
-binaries exist depends on the image (see :mod:`._cmd_images`); a missing one
+view's ``resolve``/``connect`` hooks), and database shells for MongoDB. Every
+program is one :class:`~sre_env.sim.commands.spec.Binary` of
+:data:`CONTAINER_BINARIES`: a builtin of the container's shell, or there when
+the image ships it (:mod:`sre_env.sim.runtime.image_contents`); the app's own
+tools (``view.app_tool``: psql, kafka scripts ...) come first. A missing one
 gets the shell's ``not found`` with status 127. Pure and deterministic; never
 raises.
 """
@@ -14,17 +17,20 @@ from __future__ import annotations
 from typing import Callable
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import date_cmd, human_busybox, human_df, load_average, stable_hash, wall
-from sre_env.sim.runtime.image_contents import ImageInfo, image_info, process_cmdline
+from sre_env.sim.commands.common import date_cmd, human_busybox, human_df, norm_path, strftime, text_operands
 from sre_env.sim.commands.mongo import data_disk, mongo_shell
-from sre_env.sim.commands.net import curl, getent, nc, netstat, nslookup, ss, wget
+from sre_env.sim.commands.net import curl, getent, memcached_stats, nc, netstat, nslookup, ss, wget
 from sre_env.sim.commands.redis import redis_cli
-from sre_env.sim.commands.sh import run_script
-from sre_env.sim.commands.system import meminfo, uptime_line
+from sre_env.sim.commands.spec import Binary, binary_table
+from sre_env.sim.commands.system import free, meminfo, uptime_line
 from sre_env.sim.commands.views import ContainerView
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.runtime.oslimits import fd_entries, limits_text, os_file, shm_row
+from sre_env.sim.node.stats import load_average
+from sre_env.sim.runtime.image_contents import ImageInfo, image_info, process_cmdline
 
-__all__ = ["run_container_command", "container_env"]
+__all__ = ["run_container_command", "container_env", "CONTAINER_BINARIES"]
 
 _K8S_ENV = (
     ("KUBERNETES_SERVICE_PORT", "443"),
@@ -240,28 +246,18 @@ def _dirs(view: ContainerView, info: ImageInfo) -> dict[str, list[str]]:
     return dirs
 
 
-def _norm(p: str) -> str:
-    parts: list[str] = []
-    for seg in p.split("/"):
-        if seg in ("", "."):
-            continue
-        if seg == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(seg)
-    return "/" + "/".join(parts)
-
-
 def _cwd(info: ImageInfo) -> str:
     return {"go": "/go/src/github.com/harlow/go-micro-services", "jaeger": "/"}.get(info.family, "/")
 
 
 def _abs(info: ImageInfo, p: str) -> str:
-    return _norm(p if p.startswith("/") else _cwd(info).rstrip("/") + "/" + p)
+    return norm_path(p if p.startswith("/") else _cwd(info).rstrip("/") + "/" + p)
 
 
-def _cat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _cat(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    if stdin is not None and len(argv) == 1:
+        return ExecResult(stdin, 0)
+    info = view.image
     out, code = [], 0
     dirs = _dirs(view, info)
     for f in argv[1:]:
@@ -280,7 +276,8 @@ def _cat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     return ExecResult("".join(out), code)
 
 
-def _ls(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _ls(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     long = show_all = False
     paths = []
     for a in argv[1:]:
@@ -304,7 +301,7 @@ def _ls(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
         ap = _abs(info, p)
         if ap in dirs:
             comp = view.component
-            if comp is not None and comp.volume_claim and ap == _norm(comp.data_path):
+            if comp is not None and comp.volume_claim and ap == norm_path(comp.data_path):
                 d = data_disk(view)
                 if d is not None and d.bad_read_fraction > 0 and (stable_hash(ap, int(view.now // 10), view.variant) % 10_000) / 10_000 < min(d.bad_read_fraction * 3, 0.9):
                     out.append(f"ls: {p}: Input/output error\n" if info.busybox else f"ls: reading directory '{p}': Input/output error\n")
@@ -334,7 +331,8 @@ def _ls(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
 
 # --------------------------------------------------------------------------- processes and identity
 
-def _ps(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _ps(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     cmd = " ".join(process_cmdline(view.container, info))
     uid, name, _ = _user(view, info)
     main_user = "mongodb" if info.family == "mongo" else (name or str(uid))
@@ -375,7 +373,8 @@ def _ps(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     return ExecResult("\n".join(rows) + "\n", 0)
 
 
-def _id(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _id(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     uid, name, gid = _user(view, info)
     gname = "root" if gid == 0 else (info.group if name and not info.group.isdigit() else None)
     if len(argv) > 1:
@@ -392,14 +391,16 @@ def _id(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     return ExecResult(f"uid={u} gid={g} groups={g}\n", 0)
 
 
-def _whoami(view: ContainerView, info: ImageInfo) -> ExecResult:
+def _whoami(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     uid, name, _ = _user(view, info)
     if name:
         return ExecResult(name + "\n", 0)
     return ExecResult(f"whoami: unknown uid {uid}\n" if info.busybox else f"whoami: cannot find name for user ID {uid}\n", 1)
 
 
-def _df(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _df(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     human = any(a in ("-h", "--human-readable") or (a.startswith("-") and "h" in a and not a.startswith("--")) for a in argv[1:])
     for a in argv[1:]:
         if a.startswith("-") and any(c not in "hTPkami" for c in a.lstrip("-")) and not a.startswith("--human"):
@@ -455,18 +456,17 @@ def _df(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     return ExecResult("\n".join(lines) + "\n", 0)
 
 
-def _uptime(view: ContainerView, info: ImageInfo) -> ExecResult:
+def _uptime(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
     line = uptime_line(view.node, view.now, users=0)
     return ExecResult(line + "\n", 0)
 
 
-def _date(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _date(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     dt = wall(view.node, view.now)
     for a in argv[1:]:
         if a.startswith("+"):
-            from sre_env.sim.commands.host import _strftime
-
-            return ExecResult(_strftime(dt, a[1:]) + "\n", 0)
+            return ExecResult(strftime(dt, a[1:]) + "\n", 0)
         if a in ("-u", "--utc", "-R", "-I", "-Iseconds"):
             if a == "-R":
                 return ExecResult(f"{dt:%a, %d %b %Y %H:%M:%S} +0000\n", 0)
@@ -477,8 +477,8 @@ def _date(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     return ExecResult(date_cmd(dt) + "\n", 0)
 
 
-def _printenv(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
-    env = container_env(view, info)
+def _printenv(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    env = container_env(view, view.image)
     if len(argv) == 1:
         return ExecResult("".join(f"{k}={v}\n" for k, v in env), 0)
     d = dict(env)
@@ -491,9 +491,10 @@ def _printenv(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResu
     return ExecResult("".join(out), code)
 
 
-def _env(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _env(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    info = view.image
     if len(argv) == 1:
-        return _printenv(view, info, argv)
+        return _printenv(view, argv, stdin)
     rest = list(argv[1:])
     extra = []
     while rest and ("=" in rest[0] and not rest[0].startswith("=")):
@@ -501,12 +502,12 @@ def _env(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
     if rest and rest[0].startswith("-") and rest[0] not in ("-i", "-"):
         return ExecResult(f"env: unrecognized option: {rest[0].lstrip('-')}\n" if info.busybox else f"env: invalid option -- '{rest[0][1:2]}'\nTry 'env --help' for more information.\n", 125 if not info.busybox else 1)
     if not rest:
-        base = _printenv(view, info, ["env"]).output
+        base = _printenv(view, ["env"], None).output
         return ExecResult(base + "".join(e + "\n" for e in extra), 0)
-    return _dispatch(view, info, rest, None, nested=True)
+    return _dispatch(view, rest, stdin)
 
 
-def _ulimit(argv: list[str]) -> ExecResult:
+def _ulimit(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
     if len(argv) == 1 or argv[1] in ("-f",):
         return ExecResult("unlimited\n", 0)
     a = argv[1]
@@ -522,23 +523,20 @@ def _ulimit(argv: list[str]) -> ExecResult:
     return ExecResult(f"sh: 1: ulimit: Illegal option {a}\n", 2)
 
 
-def _sh(view: ContainerView, info: ImageInfo, argv: list[str], stdin: str | None) -> ExecResult:
-    if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-xc", "-lc", "-euc"):
-        env = dict(container_env(view, info))
-
-        def run(av: list[str], sin: str | None) -> ExecResult:
-            return _dispatch(view, info, av, sin, nested=True, env=env)
-
-        return run_script(argv[2], env, run)
-    if len(argv) == 2 and argv[1] == "-c":
+def _sh(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    """``sh -c SCRIPT`` (or a script on stdin, ``exec -i``): the script runs in the shell's language, its commands here."""
+    info = view.image
+    script = argv[2] if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-xc", "-lc", "-euc") else None
+    if script is None and len(argv) == 2 and argv[1] == "-c":
         return ExecResult("sh: 1: -c: requires an argument\n" if not info.busybox else "sh: -c requires an argument\n", 2)
-    if stdin:
-        env = dict(container_env(view, info))
-        return run_script(stdin, env, lambda av, sin: _dispatch(view, info, av, sin, nested=True, env=env))
-    return ExecResult("", 0)
+    if script is None and stdin:
+        script = stdin
+    if script is None:
+        return ExecResult("", 0)
+    return view.shell.run_script(script, dialect="sh", env=dict(container_env(view, info)), run=lambda av, sin: _dispatch(view, av, sin))
 
 
-def _echo(argv: list[str], env: dict[str, str] | None) -> ExecResult:
+def _echo(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
     args = argv[1:]
     nl = True
     if args and args[0] == "-n":
@@ -550,14 +548,12 @@ def _echo(argv: list[str], env: dict[str, str] | None) -> ExecResult:
     return ExecResult(" ".join(args) + ("\n" if nl else ""), 0)
 
 
-def _memcached_tool(view: ContainerView, argv: list[str]) -> ExecResult:
-    from sre_env.sim.commands.net import memcached_stats
-
+def _memcached_tool(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
     if len(argv) < 2:
         return ExecResult("Usage: memcached-tool <host[:port] | /path/to/socket> [mode]\n", 1)
     target = argv[1]
     host, _, port = target.partition(":")
-    res = nc(view, image_info("busybox"), ["nc", host, port or "11211"], "stats\n")
+    res = nc(view, ["nc", host, port or "11211"], "stats\n", info=image_info("busybox"))
     if res.exit_code:
         return ExecResult(f"Couldn't connect to {target}\n", 1)
     stats = memcached_stats(view, host)
@@ -565,115 +561,100 @@ def _memcached_tool(view: ContainerView, argv: list[str]) -> ExecResult:
     return ExecResult("#" + f"{target:>40}" + "\n" + "".join(f"{k[1]:>30} {k[2]:>12}\n" for k in lines), 0)
 
 
-_BUILTINS = {"echo", "true", "false", "ulimit", "cd", "export", "exit", "test", "[", "sleep", "printf", "which", "command", "kill", "type", "set", "unset", "read", "wait"}
+# --------------------------------------------------------------------------- the shell's builtins
+
+def _exit(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    code = argv[1] if len(argv) > 1 and argv[1].isdigit() else "0"
+    return ExecResult("", int(code) % 256)
 
 
-def _dispatch(view: ContainerView, info: ImageInfo, argv: list[str], stdin: str | None, nested: bool = False, env: dict[str, str] | None = None) -> ExecResult:
-    if not argv:
-        return ExecResult("", 0)
-    name = argv[0]
-    base = name.rsplit("/", 1)[-1] if "/" in name else name
-    if base in ("bash",) and "bash" not in info.bins:
-        return _not_found(name)
-    if base in ("sh", "ash", "bash", "dash"):
-        return _sh(view, info, argv, stdin)
-    if view.app_tool is not None:
-        out = view.app_tool(argv, stdin)
-        if out is not None:
-            return out
-    if base in _BUILTINS:
-        if base == "echo":
-            return _echo(argv, env)
-        if base in ("true", "cd", "export", "set", "unset", "read", "wait"):
-            if base == "export" and env is not None:
-                for a in argv[1:]:
-                    if "=" in a:
-                        k, v = a.split("=", 1)
-                        env[k] = v
-            return ExecResult("", 0)
-        if base == "false":
-            return ExecResult("", 1)
-        if base == "exit":
-            code = argv[1] if len(argv) > 1 and argv[1].isdigit() else "0"
-            return ExecResult("", int(code) % 256)
-        if base == "ulimit":
-            return _ulimit(argv)
-        if base in ("test", "["):
-            return ExecResult("", 0 if len(argv) > 1 else 1)
-        if base == "sleep":
-            return ExecResult("", 0 if len(argv) > 1 else 1) if len(argv) > 1 else ExecResult("sleep: missing operand\n", 1)
-        if base == "printf":
-            fmt = argv[1] if len(argv) > 1 else ""
-            try:
-                text = fmt.replace("\\n", "\n").replace("%s", "{}").format(*argv[2:]) if "%s" in fmt else fmt.replace("\\n", "\n")
-            except (IndexError, ValueError):
-                text = fmt.replace("\\n", "\n")
-            return ExecResult(text, 0)
-        if base in ("which", "command", "type"):
-            args = [a for a in argv[1:] if not a.startswith("-")]
-            found = [a for a in args if a in info.bins or a in _BUILTINS]
-            if base == "type":
-                return ExecResult("".join(f"{a} is /usr/bin/{a}\n" if a in found else f"{a}: not found\n" for a in args), 0 if len(found) == len(args) else 127)
-            return ExecResult("".join((f"/usr/bin/{a}" if a not in _BUILTINS else a) + "\n" for a in found), 0 if found and len(found) == len(args) else 1)
-        if base == "kill":
-            if len(argv) >= 3 and argv[1] == "-0":
-                return ExecResult("", 0 if argv[2] == "1" and view.process_running else 1)
-            return ExecResult("sh: 1: kill: Operation not permitted\n", 1)
-    if base not in info.bins:
-        return _not_found(name)
-    fn = _TOOLS.get(base)
-    if fn is None:
-        if base in ("mongod", "memcached", "consul", "all-in-one-linux", "nginx", "redis-server"):
-            return _daemon_cli(view, info, argv)
-        if stdin is not None:
-            from sre_env.sim.commands.sh import apply_filter
-
-            res = apply_filter(argv, stdin)
-            if res is not None:
-                return res
-        if base in ("grep", "head", "tail", "wc", "sort", "uniq"):
-            return _file_filter(view, info, argv)
-        if base in ("hostname",):
-            return ExecResult(_hostname(view) + "\n", 0)
-        if base == "uname":
-            return ExecResult(("Linux " + _hostname(view) + f" {view.node.kernel} #1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 (2024-11-01) x86_64 " + ("Linux" if info.busybox else "GNU/Linux") if "-a" in argv else "Linux" if len(argv) == 1 else view.node.kernel if "-r" in argv else "Linux") + "\n", 0)
-        if base == "pwd":
-            return ExecResult(_cwd(info) + "\n", 0)
-        if base == "free":
-            from sre_env.sim.commands.system import free
-
-            return free(view.node, argv)
-        if base == "mount":
-            return ExecResult(f"overlay on / type overlay (rw,relatime,lowerdir=/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/{stable_hash(_pod_name(view)) % 900 + 100}/fs)\nproc on /proc type proc (rw,nosuid,nodev,noexec,relatime)\ntmpfs on /dev type tmpfs (rw,nosuid,size=65536k,mode=755,inode64)\n", 0)
-        return ExecResult(f"{base}: applet not supported in this environment\n" if info.busybox else f"{base}: unsupported in this environment\n", 1)
-    return fn(view, info, argv, stdin)
+def _test(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    return ExecResult("", 0 if len(argv) > 1 else 1)
 
 
-def _file_filter(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
-    from sre_env.sim.commands.sh import FILTERS
+def _sleep(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    return ExecResult("", 0) if len(argv) > 1 else ExecResult("sleep: missing operand\n", 1)
 
+
+def _printf(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    fmt = argv[1] if len(argv) > 1 else ""
+    try:
+        text = fmt.replace("\\n", "\n").replace("%s", "{}").format(*argv[2:]) if "%s" in fmt else fmt.replace("\\n", "\n")
+    except (IndexError, ValueError):
+        text = fmt.replace("\\n", "\n")
+    return ExecResult(text, 0)
+
+
+#: the shells themselves: programs, not builtins, though every image's shell answers to them
+_SHELLS = ("sh", "ash", "bash", "dash")
+
+
+def _which(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    """``which``, ``command -v`` and ``type``: the image's binaries and the shell's builtins."""
+    args = [a for a in argv[1:] if not a.startswith("-")]
+
+    def builtin(a: str) -> bool:
+        b = CONTAINER_BINARIES.get(a)
+        return b is not None and b.where == "shell" and a not in _SHELLS
+
+    found = [a for a in args if a in view.image.bins or builtin(a)]
+    if argv[0].rsplit("/", 1)[-1] == "type":
+        return ExecResult("".join(f"{a} is /usr/bin/{a}\n" if a in found else f"{a}: not found\n" for a in args), 0 if len(found) == len(args) else 127)
+    return ExecResult("".join((a if builtin(a) else f"/usr/bin/{a}") + "\n" for a in found), 0 if found and len(found) == len(args) else 1)
+
+
+def _kill(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    if len(argv) >= 3 and argv[1] == "-0":
+        return ExecResult("", 0 if argv[2] == "1" and view.process_running else 1)
+    return ExecResult("sh: 1: kill: Operation not permitted\n", 1)
+
+
+def _status(code: int) -> Callable[[ContainerView, list[str], str | None], ExecResult]:
+    """A builtin that only sets the exit status (``true``, ``cd``, ``export`` outside a script)."""
+    return lambda view, argv, stdin: ExecResult("", code)
+
+
+# --------------------------------------------------------------------------- the image's small tools
+
+def _text_tool(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    """grep, head, tail, wc, sort, uniq, cut, awk: over the files named, else over stdin (the shell's filters)."""
     base = argv[0].rsplit("/", 1)[-1]
-    opts = [a for a in argv[1:] if a.startswith("-") or a.isdigit()]
-    operands = [a for a in argv[1:] if a not in opts]
-    if base == "grep":
-        if not operands:
-            return ExecResult("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n", 2)
-        pat, files = operands[0], operands[1:]
-        if not files:
-            return ExecResult("", 1)
-        res = _cat(view, info, ["cat", *files])
-        if res.exit_code:
-            return ExecResult(res.output.replace("cat: can't open", "grep:").replace("cat:", "grep:"), 2)
-        return FILTERS["grep"](opts + [pat], res.output)
-    if not operands:
+    opts, operands = text_operands([base, *argv[1:]])
+    lead = 1 if base in ("grep", "egrep", "awk") and not ("-e" in opts or "-f" in opts) else 0  # the pattern or program
+    files = operands[lead:]
+    if not files:
+        if stdin is not None:
+            return view.shell.text_filter([base, *argv[1:]], stdin)
+        if base in ("grep", "egrep"):
+            return ExecResult("", 1) if operands or lead == 0 else ExecResult("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n", 2)
         return ExecResult("", 0)
-    res = _cat(view, info, ["cat", *operands])
+    res = _cat(view, ["cat", *files], None)
     if res.exit_code:
+        if base in ("grep", "egrep"):
+            return ExecResult(res.output.replace("cat: can't open", "grep:").replace("cat:", "grep:"), 2)
         return ExecResult(res.output.replace("cat:", f"{base}:"), 1)
-    return FILTERS[base](opts, res.output)
+    return view.shell.text_filter([base, *opts, *operands[:lead]], res.output)
 
 
-def _daemon_cli(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def _hostname_cmd(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    return ExecResult(_hostname(view) + "\n", 0)
+
+
+def _uname(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    full = "Linux " + _hostname(view) + f" {view.node.kernel} #1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 (2024-11-01) x86_64 " + ("Linux" if view.image.busybox else "GNU/Linux")
+    return ExecResult((full if "-a" in argv else "Linux" if len(argv) == 1 else view.node.kernel if "-r" in argv else "Linux") + "\n", 0)
+
+
+def _pwd(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    return ExecResult(_cwd(view.image) + "\n", 0)
+
+
+def _mount(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    return ExecResult(f"overlay on / type overlay (rw,relatime,lowerdir=/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/{stable_hash(_pod_name(view)) % 900 + 100}/fs)\nproc on /proc type proc (rw,nosuid,nodev,noexec,relatime)\ntmpfs on /dev type tmpfs (rw,nosuid,size=65536k,mode=755,inode64)\n", 0)
+
+
+def _daemon_cli(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    """A server binary run by hand: its version, or the error of a second instance next to PID 1."""
     base = argv[0].rsplit("/", 1)[-1]
     if "--version" in argv or "-V" in argv or "version" in argv[1:2]:
         ver = {"mongod": "db version v" + str(view.container.get("image", ":4.4.6")).rsplit(":", 1)[-1], "memcached": "memcached 1.6.29", "consul": "Consul v1.19.1\nRevision 9f62fb41\nBuild Date 2024-07-11T14:41:28Z", "nginx": "nginx version: nginx/1.25.5"}.get(base, base)
@@ -687,37 +668,91 @@ def _daemon_cli(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecRe
     return ExecResult("", 1)
 
 
-_TOOLS: dict[str, Callable[[ContainerView, ImageInfo, list[str], str | None], ExecResult]] = {
-    "env": lambda v, i, a, s: _env(v, i, a),
-    "printenv": lambda v, i, a, s: _printenv(v, i, a),
-    "cat": lambda v, i, a, s: (ExecResult(s, 0) if s is not None and len(a) == 1 else _cat(v, i, a)),
-    "ls": lambda v, i, a, s: _ls(v, i, a),
-    "ps": lambda v, i, a, s: _ps(v, i, a),
-    "id": lambda v, i, a, s: _id(v, i, a),
-    "whoami": lambda v, i, a, s: _whoami(v, i),
-    "date": lambda v, i, a, s: _date(v, i, a),
-    "uptime": lambda v, i, a, s: _uptime(v, i),
-    "df": lambda v, i, a, s: _df(v, i, a),
-    "nslookup": lambda v, i, a, s: nslookup(v, a),
-    "getent": lambda v, i, a, s: getent(v, a),
-    "nc": lambda v, i, a, s: nc(v, i, a, s),
-    "wget": lambda v, i, a, s: wget(v, a),
-    "curl": lambda v, i, a, s: curl(v, a),
-    "netstat": lambda v, i, a, s: netstat(v, i, a),
-    "ss": lambda v, i, a, s: ss(v, i, a),
-    "mongo": lambda v, i, a, s: mongo_shell(v, i, a),
-    "mongosh": lambda v, i, a, s: mongo_shell(v, i, a),
-    "memcached-tool": lambda v, i, a, s: _memcached_tool(v, a),
-    "redis-cli": lambda v, i, a, s: redis_cli(v, a, s),
-}
+CONTAINER_BINARIES: dict[str, Binary[ContainerView]] = binary_table([
+    # the shell and its builtins: in every image
+    Binary("sh", "shell", "the container's shell: run a script (-c, or stdin)", _sh, aliases=("ash", "dash")),
+    Binary("bash", "image", "bash, where the image ships it: run a script (-c, or stdin)", _sh),
+    Binary("echo", "shell", "print its arguments", _echo),
+    Binary("printf", "shell", "print formatted text", _printf),
+    Binary("true", "shell", "exit 0", _status(0), aliases=("cd", "export", "set", "unset", "read", "wait")),
+    Binary("false", "shell", "exit 1", _status(1)),
+    Binary("exit", "shell", "exit with a status", _exit),
+    Binary("test", "shell", "evaluate a condition", _test, aliases=("[",)),
+    Binary("sleep", "shell", "wait (commands take no simulated time here)", _sleep),
+    Binary("ulimit", "shell", "the shell's resource limits", _ulimit),
+    Binary("which", "shell", "where a program is (also command -v, type)", _which, aliases=("command", "type")),
+    Binary("kill", "shell", "signal a process (-0: is it alive)", _kill),
+    # files, environment, identity
+    Binary("cat", "image", "print files (or stdin)", _cat),
+    Binary("ls", "image", "list directories", _ls),
+    Binary("env", "image", "the environment, or run a command in it", _env),
+    Binary("printenv", "image", "environment variables", _printenv),
+    Binary("id", "image", "user and group ids", _id),
+    Binary("whoami", "image", "the user name", _whoami),
+    Binary("hostname", "image", "the pod's host name", _hostname_cmd),
+    Binary("uname", "image", "kernel name and release", _uname),
+    Binary("pwd", "image", "the working directory", _pwd),
+    # processes and resources
+    Binary("ps", "image", "the container's processes", _ps),
+    Binary("date", "image", "the node's wall clock", _date),
+    Binary("uptime", "image", "the node's uptime and load", _uptime),
+    Binary("df", "image", "the container's file systems", _df),
+    Binary("free", "image", "the node's memory", free),
+    Binary("mount", "image", "the container's mounts", _mount),
+    # text tools: the shell's filters over files or stdin
+    Binary("grep", "image", "search files or stdin for a pattern", _text_tool, aliases=("egrep",)),
+    Binary("head", "image", "the first lines of files or stdin", _text_tool),
+    Binary("tail", "image", "the last lines of files or stdin", _text_tool),
+    Binary("wc", "image", "count lines, words, bytes", _text_tool),
+    Binary("sort", "image", "sort lines", _text_tool),
+    Binary("uniq", "image", "drop (or count) repeated lines", _text_tool),
+    Binary("cut", "image", "select fields or characters of lines", _text_tool),
+    Binary("awk", "image", "print fields of lines ('{print $N}')", _text_tool),
+    # network probes from the pod
+    Binary("nslookup", "image", "resolve a name through the pod's resolver", nslookup),
+    Binary("getent", "image", "look a host up (hosts, ahosts)", getent),
+    Binary("nc", "image", "open a TCP connection (-z: just probe it)", nc),
+    Binary("wget", "image", "fetch a URL", wget),
+    Binary("curl", "image", "fetch a URL", curl),
+    Binary("netstat", "image", "the pod's sockets", netstat),
+    Binary("ss", "image", "the pod's sockets", ss),
+    # datastore clients
+    Binary("mongo", "image", "MongoDB's legacy shell (--eval)", mongo_shell),
+    Binary("mongosh", "image", "MongoDB's shell (--eval)", mongo_shell),
+    Binary("redis-cli", "image", "talk to a redis server", redis_cli),
+    Binary("memcached-tool", "image", "a memcached server's stats", _memcached_tool),
+    # the servers' own binaries, run by hand
+    Binary("mongod", "image", "the MongoDB server", _daemon_cli),
+    Binary("memcached", "image", "the memcached server", _daemon_cli),
+    Binary("consul", "image", "the consul agent (version, members)", _daemon_cli),
+    Binary("nginx", "image", "the nginx server", _daemon_cli),
+    Binary("redis-server", "image", "the redis server", _daemon_cli),
+    Binary("all-in-one-linux", "image", "jaeger's all-in-one server", _daemon_cli),
+])
+
+
+def _dispatch(view: ContainerView, argv: list[str], stdin: str | None) -> ExecResult:
+    if not argv:
+        return ExecResult("", 0)
+    name = argv[0]
+    base = name.rsplit("/", 1)[-1] if "/" in name else name
+    if view.app_tool is not None:
+        out = view.app_tool(argv, stdin)
+        if out is not None:
+            return out
+    binary = CONTAINER_BINARIES.get(base)
+    if binary is None or binary.where != "shell":
+        if base not in view.image.bins:
+            return _not_found(name)
+        if binary is None:
+            return ExecResult(f"{base}: applet not supported in this environment\n" if view.image.busybox else f"{base}: unsupported in this environment\n", 1)
+    return binary.run(view, argv, stdin)
 
 
 def run_container_command(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     """Run ``argv`` in the container described by ``view`` (``stdin``: what ``exec -i`` piped in); never raises."""
     try:
-        argv = [str(a) for a in argv]
-        info = image_info(str(view.container.get("image") or (view.component.image if view.component else "")))
-        return _dispatch(view, info, argv, stdin)
+        return _dispatch(view, [str(a) for a in argv], stdin)
     except Exception as e:  # noqa: BLE001 - an interpreter bug must never crash an episode
-        name = argv[0] if argv else "sh"
+        name = str(argv[0]) if argv else "sh"
         return ExecResult(f"{name}: internal error: {type(e).__name__}\n", 1)

@@ -1,90 +1,24 @@
 """Storage views of a node: ``df``, ``lsblk``, ``iostat``, ``/proc/diskstats``, ``mount``.
 
-All numbers come from the :class:`~sre_env.sim.kernel.hosts.Disk` counters. The node
-was up for :data:`BOOT_OFFSET_S` before the episode began, so cumulative
-counters get a deterministic pre-episode baseline; otherwise every
-since-boot average would read as an idle machine.
+All numbers come from the :class:`~sre_env.sim.kernel.hosts.Disk` counters and the
+node's kernel statistics (:mod:`sre_env.sim.node.stats`); this module only lays
+them out the way each tool prints them.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import human_df, human_lsblk, running_containers, stable_hash, wall
-from sre_env.sim.kernel.hosts import BOOT_OFFSET_S, Disk, HostNode
+from sre_env.sim.commands.common import human_df, human_lsblk, running_containers
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.containerd import container_id, sandbox_id
+from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node.wallclock import wall
+from sre_env.sim.commands.views import HostView
+from sre_env.sim.node.stats import DiskStats, fs_numbers, iowait_percent, partitions
 
-__all__ = ["df", "lsblk", "iostat", "diskstats", "mount_lines", "container_id", "sandbox_id", "disk_stats", "DiskStats"]
-
-
-def container_id(pod: dict[str, Any], status: dict[str, Any]) -> str:
-    """The 64-hex container ID: from the status when the model set one, else a stable hash."""
-    cid = str(status.get("containerID") or "")
-    if "://" in cid:
-        tail = cid.split("://", 1)[1]
-        if tail:
-            return (tail + "0" * 64)[:64]
-    meta = pod.get("metadata") or {}
-    seed = f"{meta.get('uid', '')}/{meta.get('name', '')}/{status.get('name', '')}/{status.get('restartCount', 0)}"
-    return hashlib.sha256(seed.encode()).hexdigest()
-
-
-def sandbox_id(pod: dict[str, Any]) -> str:
-    meta = pod.get("metadata") or {}
-    return hashlib.sha256(f"sandbox/{meta.get('uid', '')}/{meta.get('name', '')}".encode()).hexdigest()
-
-
-class DiskStats:
-    """Cumulative counters of one disk since boot, baseline included."""
-
-    __slots__ = ("reads", "writes", "rsect", "wsect", "rms", "wms", "io_ms", "merged_r", "merged_w", "r_await", "w_await")
-
-    def __init__(self, d: Disk, idx: int) -> None:
-        h = stable_hash(d.serial or d.device)
-        base_r = (0.9 if idx == 0 else 1.6) + (h % 50) / 100.0
-        base_w = (6.5 if idx == 0 else 2.4) + (h % 70) / 100.0
-        self.reads = int(base_r * BOOT_OFFSET_S + d.reads_total)
-        self.writes = int(base_w * BOOT_OFFSET_S + d.writes_total)
-        rb = d.read_bytes_total if d.read_bytes_total > 0 else d.reads_total * 16384
-        self.rsect = int(base_r * BOOT_OFFSET_S * 32 + rb / 512)
-        self.wsect = int(base_w * BOOT_OFFSET_S * 48 + d.writes_total * 48)
-        svc = 5.8 if d.rotational else 0.31
-        retry = 7400.0 if d.rotational else 1800.0
-        frac = (d.read_errors_total / d.reads_total) if d.reads_total > 0 else 0.0
-        self.r_await = svc + min(frac, 1.0) * retry
-        self.w_await = svc * 1.9
-        self.rms = int(self.reads * self.r_await)
-        self.wms = int(self.writes * self.w_await)
-        self.io_ms = int(max(d.io_time_s_total * 1000.0, 0.0) + (self.rms + self.wms) * 0.6)
-        self.merged_r = self.reads // 9
-        self.merged_w = self.writes // 3
-
-
-def disk_stats(d: Disk, idx: int) -> DiskStats:
-    return DiskStats(d, idx)
-
-
-def _parts(node: HostNode) -> list[tuple[Disk, int, str, int, str, int]]:
-    """(disk, disk index, partition name, partition minor offset, mountpoint, size bytes)."""
-    out = []
-    for i, d in enumerate(node.disks):
-        if i == 0:
-            esp = 127 * 1024 * 1024
-            out.append((d, i, f"{d.device}1", 1, d.mountpoint or "/", int(d.size_bytes) - esp - 4 * 1024 * 1024))
-            out.append((d, i, f"{d.device}14", 14, "", 3 * 1024 * 1024))
-            out.append((d, i, f"{d.device}15", 15, "/boot/efi", 124 * 1024 * 1024))
-        else:
-            out.append((d, i, f"{d.device}1", 1, d.mountpoint, int(d.size_bytes) - 2 * 1024 * 1024))
-    return out
-
-
-def _fs_numbers(d: Disk, part_size: int) -> tuple[int, int, int]:
-    """(size, used, avail) in bytes as ext4 reports them: metadata overhead and 5% reserve."""
-    size = int(part_size * 0.984)
-    used = min(max(int(d.used_bytes), 0), size)
-    avail = max(int(size * 0.95) - used, 0)
-    return size, used, avail
+__all__ = ["df", "lsblk", "iostat", "diskstats", "mount_lines"]
 
 
 def _mem_tmpfs(node: HostNode) -> int:
@@ -117,12 +51,12 @@ def _df_rows(node: HostNode, pods: list[dict[str, Any]]) -> list[tuple[str, str,
         ("tmpfs", "tmpfs", _mem_tmpfs(node), 1_245_184, _mem_tmpfs(node) - 1_245_184, mem // 40960, 1021, "/run"),
     ]
     root = None
-    for d, i, part, _m, mnt, size in _parts(node):
+    for d, i, part, _m, mnt, size in partitions(node):
         if not mnt:
             continue
         if mnt == "/boot/efi":
             continue
-        s, u, a = _fs_numbers(d, size)
+        s, u, a = fs_numbers(d, size)
         row = (f"/dev/{part}", "ext4", s, u, a, int(d.inodes_total), int(d.inodes_used), mnt)
         rows.append(row)
         if mnt == "/":
@@ -145,7 +79,8 @@ def _pct(used: int, avail: int) -> str:
     return f"{-(-used * 100 // (used + avail))}%"
 
 
-def df(node: HostNode, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
+def df(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, pods = view.node, view.pods
     human = inodes = types = False
     paths: list[str] = []
     it = iter(argv[1:])
@@ -247,14 +182,15 @@ def _align(head: list[str], body: list[list[str]], types: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def lsblk(node: HostNode, argv: list[str]) -> ExecResult:
+def lsblk(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node = view.node
     for a in argv[1:]:
         if a.startswith("-") and a not in ("-a", "--all", "-p", "--paths", "-f", "--fs", "-l", "--list", "-d", "--nodeps", "-b", "--bytes"):
             return ExecResult(f"lsblk: unrecognized option '{a}'\nTry 'lsblk --help' for more information.\n" if a.startswith("--") else f"lsblk: invalid option -- '{a[1:2]}'\nTry 'lsblk --help' for more information.\n", 1)
     nodeps = "-d" in argv or "--nodeps" in argv
     byts = "-b" in argv or "--bytes" in argv
     rows: list[tuple[str, str, str, str, str, str]] = []
-    parts = _parts(node)
+    parts = partitions(node)
     for i, d in enumerate(node.disks):
         size = str(int(d.size_bytes)) if byts else human_lsblk(d.size_bytes)
         rows.append((d.device, f"{8 + (i // 16) * 57:>3}:{(i % 16) * 16}", "0", size, "disk", ""))
@@ -273,18 +209,10 @@ def lsblk(node: HostNode, argv: list[str]) -> ExecResult:
     return ExecResult("\n".join(out) + "\n", 0)
 
 
-def _iowait(node: HostNode) -> float:
-    w = 0.15
-    for d in node.disks:
-        if d.bad_read_fraction > 0 and d.error_ticks:
-            w += 4.0 + d.bad_read_fraction * 60.0
-    return min(w, 60.0)
-
-
 def _cpu_split(node: HostNode, now: float) -> tuple[float, float, float, float, float, float]:
     cores = max(int(node.cpu_cores), 1)
     busy = min(max(node.cpu_used_millicores, 0.0) / (cores * 10.0), 95.0)
-    iow = _iowait(node)
+    iow = iowait_percent(node)
     user = busy * 0.7
     system = busy * 0.3
     idle = max(100.0 - user - system - iow, 0.0)
@@ -303,7 +231,8 @@ def _cpu_block(vals: tuple[float, ...]) -> str:
 _IOSTAT_USAGE = "Usage: iostat [ options ] [ <interval> [ <count> ] ]\nOptions are:\n[ -c ] [ -d ] [ -h ] [ -k | -m ] [ -N ] [ -s ] [ -t ] [ -V ] [ -x ] [ -y ] [ -z ]\n[ { -f | +f } <directory> ] [ -j { ID | LABEL | PATH | UUID | ... } ]\n[ --dec={ 0 | 1 | 2 } ] [ --human ] [ --pretty ] [ -o JSON ]\n[ [ -H ] -g <group_name> ] [ -p [ <device> [,...] | ALL ] ]\n[ <device> [...] | ALL ] [ --debug ]\n"
 
 
-def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
+def iostat(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     ext = cpu_only = dev_only = False
     kb = True
     nums: list[int] = []
@@ -391,7 +320,7 @@ def iostat(node: HostNode, now: float, argv: list[str]) -> ExecResult:
 
 def diskstats(node: HostNode) -> str:
     lines = []
-    parts = _parts(node)
+    parts = partitions(node)
     for i, d in enumerate(node.disks):
         s = DiskStats(d, i)
         major = 8 + (i // 16) * 57
@@ -420,7 +349,7 @@ def mount_lines(node: HostNode, pods: list[dict[str, Any]]) -> list[tuple[str, s
         ("devpts", "/dev/pts", "devpts", "rw,nosuid,noexec,relatime,gid=5,mode=620,ptmxmode=000"),
         ("tmpfs", "/run", "tmpfs", f"rw,nosuid,nodev,noexec,relatime,size={mem_k // 10}k,mode=755,inode64"),
     ]
-    for d, _i, part, _m, mnt, _s in _parts(node):
+    for d, _i, part, _m, mnt, _s in partitions(node):
         if mnt == "/":
             out.append((f"/dev/{part}", "/", "ext4", "rw,relatime,discard,errors=remount-ro"))
     out += [
@@ -430,7 +359,7 @@ def mount_lines(node: HostNode, pods: list[dict[str, Any]]) -> list[tuple[str, s
         ("cgroup2", "/sys/fs/cgroup", "cgroup2", "rw,nosuid,nodev,noexec,relatime,nsdelegate,memory_recursiveprot"),
         ("bpf", "/sys/fs/bpf", "bpf", "rw,nosuid,nodev,noexec,relatime,mode=700"),
     ]
-    for d, _i, part, _m, mnt, _s in _parts(node):
+    for d, _i, part, _m, mnt, _s in partitions(node):
         if mnt == "/boot/efi":
             out.append((f"/dev/{part}", mnt, "vfat", "rw,relatime,fmask=0022,dmask=0022,codepage=437,iocharset=ascii,shortname=mixed,utf8,errors=remount-ro"))
         elif mnt and mnt != "/":

@@ -9,13 +9,11 @@ wrote (:mod:`sre_env.sim.node.diskfill`) are added on top, so the totals match
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sre_env.backend import ExecResult
+from sre_env.sim.commands.common import human_df
+from sre_env.sim.commands.host_files import fs_dirs, host_path
+from sre_env.sim.commands.views import HostView
 from sre_env.sim.node import diskfill
-
-if TYPE_CHECKING:
-    from sre_env.sim.commands.views import HostView
 
 __all__ = ["du"]
 
@@ -45,13 +43,13 @@ _SHARE: dict[str, tuple[float, float]] = {
 _VIRTUAL = ("/proc", "/sys", "/dev", "/run")
 
 
-def _base(view: "HostView") -> tuple[int, int]:
+def _base(view: HostView) -> tuple[int, int]:
     root = view.node.disks[0]
     fill_b, fill_f = diskfill.usage(view.node, "/")
     return max(int(root.used_bytes) - fill_b, 0), max(int(root.inodes_used) - fill_f, 0)
 
 
-def _size(view: "HostView", path: str, base: tuple[int, int]) -> tuple[int, int]:
+def _size(view: HostView, path: str, base: tuple[int, int]) -> tuple[int, int]:
     if path in _VIRTUAL or path.startswith(tuple(p + "/" for p in _VIRTUAL)):
         return 0, 1
     if path == "/":
@@ -64,14 +62,10 @@ def _size(view: "HostView", path: str, base: tuple[int, int]) -> tuple[int, int]
 
 
 def _human(n: int) -> str:
-    from sre_env.sim.commands.common import human_df
-
     return human_df(n)
 
 
-def du(view: "HostView", argv: list[str]) -> ExecResult:
-    from sre_env.sim.commands.host import _fs_dirs, _norm_path
-
+def du(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
     summary = human = inodes = total = False
     depth: int | None = None
     paths: list[str] = []
@@ -116,11 +110,11 @@ def du(view: "HostView", argv: list[str]) -> ExecResult:
         i += 1
     if summary and depth is not None and depth > 0:
         return ExecResult("du: cannot both summarize and show all entries\nTry 'du --help' for more information.\n", 1)
-    dirs = _fs_dirs(view)
+    dirs = fs_dirs(view)
     base = _base(view)
     expanded: list[str] = []
     for p in paths or ["/root"]:
-        np = _norm_path(p if p.startswith("/") else "/root/" + p)
+        np = host_path(p)
         if np.endswith("/*") and np[:-2] in dirs or np == "/*":
             parent = np[:-2] or "/"
             expanded += [f"{parent.rstrip('/')}/{e.rstrip('/')}" for e in dirs[parent]]

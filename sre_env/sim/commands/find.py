@@ -11,14 +11,12 @@ files print a sample of their names (the listing the model keeps).
 from __future__ import annotations
 
 import fnmatch
-from typing import TYPE_CHECKING
 
 from sre_env.backend import ExecResult
+from sre_env.sim.commands.host_files import fs_dirs, host_path
+from sre_env.sim.commands.views import HostView
+from sre_env.sim.kernel.hosts import FileRun
 from sre_env.sim.node import diskfill, files as hostfiles
-
-if TYPE_CHECKING:
-    from sre_env.sim.commands.views import HostView
-    from sre_env.sim.kernel.hosts import FileRun
 
 __all__ = ["find"]
 
@@ -28,9 +26,7 @@ _IGNORED_WITH_ARG = ("-mtime", "-mmin", "-atime", "-ctime", "-size", "-newer", "
 _IGNORED = ("-xdev", "-mount", "-depth", "-print", "-print0", "-ls", "-follow", "-L", "-P", "-H", "-noleaf")
 
 
-def find(view: "HostView", argv: list[str]) -> ExecResult:
-    from sre_env.sim.commands.host import _fs_dirs, _norm_path
-
+def find(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
     args = argv[1:]
     roots: list[str] = []
     while args and not args[0].startswith(("-", "(", "!")):
@@ -74,11 +70,11 @@ def find(view: "HostView", argv: list[str]) -> ExecResult:
         elif a not in _IGNORED:
             return ExecResult(f"find: unknown predicate `{a}'\n", 1)
         i += 1
-    dirs = _fs_dirs(view)
+    dirs = fs_dirs(view)
     out: list[str] = []
     err: list[str] = []
     for root in roots or ["."]:
-        start = _norm_path(root if root.startswith("/") else "/root/" + root)
+        start = host_path(root)
         if start not in dirs:
             err.append(f"find: '{root}': No such file or directory\n")
             continue
@@ -114,7 +110,7 @@ def find(view: "HostView", argv: list[str]) -> ExecResult:
     return ExecResult("".join(out[:_MAX_LINES]) + "".join(err), 1 if err else 0)
 
 
-def _drop_run(view: "HostView", directory: str, run: "FileRun") -> None:
+def _drop_run(view: HostView, directory: str, run: FileRun) -> None:
     fd = diskfill.fill_dirs(view.node)[directory]
     root = view.node.disks[0]
     root.used_bytes = max(int(root.used_bytes) - run.blocks_bytes, 0)

@@ -1,6 +1,6 @@
 """``dmesg`` and ``journalctl`` over the node's kernel log and journal.
 
-The kernel log comes from :mod:`._cmd_kernel`; the journal merges a few boot
+The kernel log comes from :mod:`sre_env.sim.node.kernel_log`; the journal merges a few boot
 entries (systemd starting containerd and the kubelet) with ``node.journal``,
 the (t, unit, text) lines the model records. Timestamps use the node's own
 clock, skew included, as the real tools would.
@@ -13,10 +13,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash, wall
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node.wallclock import wall
+from sre_env.sim.commands.views import HostView
 
 __all__ = ["dmesg", "journalctl", "unit_pid", "journal_entries", "norm_unit"]
 
@@ -81,7 +83,8 @@ def _parse_levels(spec: str) -> set[int] | str:
     return levels
 
 
-def dmesg(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str], variant: int = 0) -> ExecResult:
+def dmesg(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods, variant = view.node, view.now, view.pods, view.variant
     ctime = notime = decode = raw = clear = False
     levels: set[int] | None = None
     i = 1
@@ -280,7 +283,8 @@ def _parse_since(node: HostNode, now: float, s: str) -> float | None:
 _PRIOS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 
 
-def journalctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str], variant: int = 0) -> ExecResult:
+def journalctl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods, variant = view.node, view.now, view.pods, view.variant
     units: list[str] = []
     kernel_only = False
     lines_n: int | None = None

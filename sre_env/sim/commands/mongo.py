@@ -14,8 +14,7 @@ import re
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash
-from sre_env.sim.runtime.image_contents import ImageInfo
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.commands.mongo_users import NOT_HANDLED, authenticate, check_statement, user_statement
 from sre_env.sim.commands.net import dial, resolve
 from sre_env.sim.kernel.hosts import Disk
@@ -346,7 +345,7 @@ def _split_statements(script: str) -> list[str]:
     return [s for s in out if s.strip()]
 
 
-def mongo_shell(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def mongo_shell(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     tool = argv[0]
     modern = tool == "mongosh"
     tag = str(view.container.get("image", "mongo")).rsplit(":", 1)[-1] if ":" in str(view.container.get("image", "")) else "7.0.12"

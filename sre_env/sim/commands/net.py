@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.runtime.image_contents import ImageInfo
 from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.runtime.oslimits import netstat_rows
@@ -87,7 +87,7 @@ def dial(view: ContainerView, host: str, ip: str, port: int) -> str | None:
 
 # --------------------------------------------------------------------------- DNS
 
-def nslookup(view: ContainerView, argv: list[str]) -> ExecResult:
+def nslookup(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     args = [a for a in argv[1:] if not a.startswith("-")]
     if not args:
         return ExecResult("BusyBox v1.36.1 (2023-07-27 17:12:24 UTC) multi-call binary.\n\nUsage: nslookup [-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]\n\nQuery DNS about HOST\n", 1)
@@ -112,7 +112,7 @@ def nslookup(view: ContainerView, argv: list[str]) -> ExecResult:
     return ExecResult(head + f"Name:\t{fqdn(view, name)}\nAddress: {ip}\n\n", 0)
 
 
-def getent(view: ContainerView, argv: list[str]) -> ExecResult:
+def getent(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     if len(argv) < 2:
         return ExecResult("Usage: getent [OPTION...] database [key ...]\nTry `getent --help' or `getent --usage' for more information.\n", 1)
     db = argv[1]
@@ -152,7 +152,9 @@ def memcached_stats(view: ContainerView, host: str) -> str:
     ) + "END\r\n"
 
 
-def nc(view: ContainerView, info: ImageInfo, argv: list[str], stdin: str | None = None) -> ExecResult:
+def nc(view: ContainerView, argv: list[str], stdin: str | None = None, info: ImageInfo | None = None) -> ExecResult:
+    """netcat as the image ships it (``info``: another image's variant, e.g. the busybox one a script bundles)."""
+    info = info or view.image
     zero = verbose = False
     pos: list[str] = []
     i = 1
@@ -265,7 +267,7 @@ def http_body(host: str, port: int, path: str) -> tuple[int, str]:
     return 0, ""
 
 
-def wget(view: ContainerView, argv: list[str]) -> ExecResult:
+def wget(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     quiet = spider = False
     out_file: str | None = None
     urls: list[str] = []
@@ -332,7 +334,7 @@ def wget(view: ContainerView, argv: list[str]) -> ExecResult:
     return ExecResult(pre + f"saving to '{name}'\n{name:<20} 100% |********************************| {len(body):>5}  0:00:00 ETA\n'{name}' saved\n", 0)
 
 
-def curl(view: ContainerView, argv: list[str]) -> ExecResult:
+def curl(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
     silent = show_err = head = verbose = fail_flag = False
     write_fmt: str | None = None
     to_null = False
@@ -464,7 +466,8 @@ def _listen_addrs(view: ContainerView, info: ImageInfo) -> list[tuple[str, str]]
     return out
 
 
-def netstat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def netstat(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    info = view.image
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
     bad = next((c for c in flags if c not in "tulnpaew"), None)
     if bad:
@@ -485,7 +488,8 @@ def netstat(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult
     return ExecResult(head + "".join(r.rstrip() + "\n" for r in rows), 0)
 
 
-def ss(view: ContainerView, info: ImageInfo, argv: list[str]) -> ExecResult:
+def ss(view: ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    info = view.image
     rows = [("State", "Recv-Q", "Send-Q", "Local Address:Port", "Peer Address:Port", "Process")]
     for addr, prog in _listen_addrs(view, info):
         local = "*:" + addr.rsplit(":", 1)[1] if addr.startswith(":::") else addr

@@ -10,8 +10,10 @@ device error log).
 from __future__ import annotations
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import stable_hash, wall
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.kernel.hosts import Disk, HostNode
+from sre_env.sim.node.wallclock import wall
+from sre_env.sim.commands.views import HostView
 
 __all__ = ["smartctl"]
 
@@ -381,7 +383,8 @@ _LONG = {
 _LONG_ARG = {"--log": "l", "--device": "d", "--test": "t", "--quietmode": "q", "--tolerance": "T", "--smart": "s", "--offlineauto": "o", "--nocheck": "n", "--format": "f", "--badsum": "b", "--report": "r", "--attribute": "v", "--presets": "P", "--saveauto": "S", "--drivedb": "B", "--get": "g", "--set": "s"}
 
 
-def smartctl(node: HostNode, now: float, argv: list[str]) -> ExecResult:
+def smartctl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     """smartctl with smartctl's own option errors, exit bits and output sections."""
     want: set[str] = set()
     logs: list[str] = []

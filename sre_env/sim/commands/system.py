@@ -11,25 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import (
-    go_human_duration,
-    human_free,
-    load_average,
-    parse_iso_safe,
-    running_containers,
-    stable_hash,
-    wall,
-)
-from sre_env.sim.commands.disk import container_id, sandbox_id
+from sre_env.kube.timefmt import parse_iso_safe
+from sre_env.sim.commands.common import go_human_duration, human_free, running_containers
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.containerd import container_id, sandbox_id
+from sre_env.sim.node.stats import load_average
 from sre_env.sim.runtime.image_contents import image_info, process_cmdline
 from sre_env.sim.commands.journal import journal_entries, norm_unit, unit_pid
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.faults import conntrack_count
 from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node.wallclock import wall
+from sre_env.sim.commands.views import ContainerView, HostView
 
 __all__ = [
     "host_processes",
-    "ps_host",
+    "ps",
     "systemctl",
     "sysctl",
     "all_sysctls",
@@ -37,7 +34,7 @@ __all__ = [
     "meminfo",
     "uptime",
     "loadavg",
-    "ip_cmd",
+    "ip",
     "chronyc",
     "timedatectl",
     "crictl",
@@ -218,7 +215,8 @@ def _etime(s: float) -> str:
     return f"{m:02d}:{sec:02d}"
 
 
-def ps_host(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
+def ps(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods = view.node, view.now, view.pods
     args = argv[1:]
     self_cmd = " ".join(argv)
     procs = host_processes(node, now, pods, self_cmd)
@@ -318,7 +316,8 @@ def _is_active(node: HostNode, unit: str) -> bool:
     return unit in _UNITS
 
 
-def systemctl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str], restart_unit: Any = None, variant: int = 0) -> ExecResult:
+def systemctl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods, restart_unit, variant = view.node, view.now, view.pods, view.restart_unit, view.variant
     args = [a for a in argv[1:] if a not in ("--no-pager", "-l", "--full", "--quiet", "-q", "--no-legend", "--plain")]
     quiet = "-q" in argv or "--quiet" in argv
     if not args:
@@ -614,7 +613,8 @@ def _sysctl_load(node: HostNode, now: float, pods: list[dict[str, Any]] | None, 
     return ExecResult("".join(out), 0)
 
 
-def sysctl(node: HostNode, now: float, argv: list[str], pods: list[dict[str, Any]] | None = None) -> ExecResult:
+def sysctl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods = view.node, view.now, view.pods
     write = value_only = quiet = show_all = False
     keys: list[str] = []
     for a in argv[1:]:
@@ -702,7 +702,8 @@ def _mem(node: HostNode) -> tuple[int, int, int, int, int, int]:
     return total, used, free_, shared, cache, avail
 
 
-def free(node: HostNode, argv: list[str]) -> ExecResult:
+def free(view: HostView | ContainerView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node = view.node
     unit = "k"
     for a in argv[1:]:
         if a in ("-m", "--mebi", "--mega"):
@@ -764,7 +765,8 @@ def loadavg(node: HostNode, now: float, pods: list[dict[str, Any]]) -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f} {running}/{tasks} {(40_000 + int(now * 3)) % 4_194_304}\n"
 
 
-def uptime(node: HostNode, now: float, argv: list[str]) -> ExecResult:
+def uptime(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     up = int(node.uptime(now))
     args = argv[1:]
     if args and args[0] in ("-p", "--pretty"):
@@ -844,7 +846,8 @@ def _link_stats(node: HostNode, now: float, dev: str) -> list[str]:
     ]
 
 
-def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str], now: float = 0.0) -> ExecResult:
+def ip(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, pods, now = view.node, view.pods, view.now
     stats = "-s" in argv[1:] or "-stats" in argv[1:] or "-statistics" in argv[1:]
     args = [a for a in argv[1:] if a not in ("-4", "-6", "-c", "-color", "--color", "-d", "-s", "-stats", "-statistics")]
     brief = False
@@ -894,7 +897,8 @@ def ip_cmd(node: HostNode, pods: list[dict[str, Any]], argv: list[str], now: flo
     return ExecResult(f'Object "{obj}" is unknown, try "ip help".\n', 1)
 
 
-def chronyc(node: HostNode, now: float, argv: list[str]) -> ExecResult:
+def chronyc(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     args = [a for a in argv[1:] if a not in ("-n", "-a", "-c")]
     sub = args[0] if args else "tracking"
     if not node.chrony_running:
@@ -938,7 +942,8 @@ def chronyc(node: HostNode, now: float, argv: list[str]) -> ExecResult:
     return ExecResult("Unrecognized command\n", 1)
 
 
-def timedatectl(node: HostNode, now: float) -> ExecResult:
+def timedatectl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now = view.node, view.now
     dt = wall(node, now)
     synced = abs(node.clock_offset_s) < 1.0
     return ExecResult(
@@ -963,7 +968,8 @@ def tabwrite(text: str, minwidth: int, padding: int) -> str:
     return "\n".join("".join(c.ljust(widths[k]) if k < len(r) - 1 else c for k, c in enumerate(r)) for r in rows)
 
 
-def crictl(node: HostNode, now: float, pods: list[dict[str, Any]], argv: list[str]) -> ExecResult:
+def crictl(view: HostView, argv: list[str], stdin: str | None = None) -> ExecResult:
+    node, now, pods = view.node, view.now, view.pods
     args = argv[1:]
     if not args:
         return ExecResult("NAME:\n   crictl - client for CRI\n\nUSAGE:\n   crictl [global options] command [command options]\n\nCOMMANDS:\n   ps        List containers\n   pods      List pods\n   images    List images\n   logs      Fetch the logs of a container\n", 0)

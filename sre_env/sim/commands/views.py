@@ -1,18 +1,41 @@
-"""Read-only views handed to command interpreters (host and in-container commands).
+"""Read-only views handed to the binaries (host and in-container commands).
 
-The world builds a view when a command runs; interpreters render text from it
+The backend builds a view when a command runs; binaries render text from it
 and never mutate the world except through the explicit hooks in the view.
+One hook is the shell language itself: ``sh -c '...'`` scripts and the text
+filters (grep, head, wc ...) are the agent shell's own (``shell``, a
+:class:`ShellLanguage`), which lives above this layer and is handed in by the
+backend that builds the view.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from sre_env.apps.base import Component
+from sre_env.backend import ExecResult
 from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.runtime.image_contents import ImageInfo, image_info
 
-__all__ = ["HostView", "ContainerView"]
+__all__ = ["HostView", "ContainerView", "ShellLanguage", "Runner", "FileWriter"]
+
+#: runs one simple command of a script: (argv, stdin) -> its result
+Runner = Callable[[list[str], str | None], ExecResult]
+#: writes a script's redirected output: (path, text, append) -> an error message, or None
+FileWriter = Callable[[str, str, bool], str | None]
+
+
+class ShellLanguage(Protocol):
+    """The language of a script and of the text filters, as the agent's own shell speaks it."""
+
+    def run_script(self, script: str, *, dialect: str, env: dict[str, str], run: Runner, write_file: FileWriter | None = None) -> ExecResult:
+        """Run ``script``: each simple command through ``run``; syntax errors worded as ``dialect`` ("sh": dash, "bash") words them."""
+        ...
+
+    def text_filter(self, argv: list[str], stdin: str) -> ExecResult:
+        """Run the text filter ``argv`` (grep, head, tail, wc, sort, uniq, cut, awk, cat) over ``stdin``."""
+        ...
 
 
 @dataclass
@@ -21,6 +44,8 @@ class HostView:
     now: float
     #: pods bound to this node (Kubernetes-shaped dicts), sorted by namespace/name
     pods: list[dict[str, Any]]
+    #: the language of ``bash -c`` scripts and of grep/head/tail/wc/... (sre_env.sim.scripts)
+    shell: ShellLanguage
     #: a deterministic integer for picking among alternative values (derived from the episode seed)
     variant: int = 0
     #: (mountpoint of a local PV on this node) -> PV name, for ``ls``/``df``
@@ -43,6 +68,8 @@ class ContainerView:
     listening_ports: tuple[int, ...]
     #: seconds since the container started
     uptime_s: float
+    #: the language of ``sh -c`` scripts and of grep/head/tail/wc/... (sre_env.sim.scripts)
+    shell: ShellLanguage
     variant: int = 0
     #: resolve a DNS name from inside the pod -> cluster IP / pod IP, or None (NXDOMAIN)
     resolve: Callable[[str], str | None] | None = None
@@ -69,3 +96,8 @@ class ContainerView:
     app_tool: Callable[[list[str], str | None], Any] | None = None
     #: the container's kernel state: port range, TIME_WAIT sockets, open-files limit (sre_env.sim.runtime.oslimits)
     os_state: Any = None
+
+    @property
+    def image(self) -> ImageInfo:
+        """What the container's image holds: its binaries, user, OS (sre_env.sim.runtime.image_contents)."""
+        return image_info(str(self.container.get("image") or (self.component.image if self.component else "")))

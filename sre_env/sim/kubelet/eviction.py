@@ -26,6 +26,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.sim.kubelet.config import kubelet_start_error
 from sre_env.kube.quantity import memory_bytes
 from sre_env.sim.kubelet.node_status import update_node_conditions
+from sre_env.sim.node.files import DEFAULT_KUBELET_CONFIG
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.hosts import HostNode
@@ -45,10 +46,8 @@ _TAINT = {"memory": "node.kubernetes.io/memory-pressure", "disk": "node.kubernet
 
 
 def _config_text(host: HostNode) -> str:
-    from sre_env.sim.commands.host import _kubelet_config
-
     text = host.files.get(KUBELET_CONFIG)
-    return text if text is not None else _kubelet_config()
+    return text if text is not None else DEFAULT_KUBELET_CONFIG
 
 
 def eviction_thresholds(host: HostNode) -> dict[str, str]:

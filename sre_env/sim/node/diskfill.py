@@ -26,7 +26,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from sre_env.sim.commands.common import stable_hash, wall
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.kernel.hosts import BLOCK, FileRun, FillDir
 
 if TYPE_CHECKING:

@@ -15,9 +15,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sre_env.sim.kernel.hosts import HostNode
 
-__all__ = ["read", "write", "remove", "entries", "sed_apply", "sysctl_files", "parse_sysctl_conf", "MAX_FILE_BYTES"]
+__all__ = ["read", "write", "remove", "entries", "sed_apply", "sysctl_files", "parse_sysctl_conf", "MAX_FILE_BYTES", "DEFAULT_KUBELET_CONFIG"]
 
 MAX_FILE_BYTES = 64 * 1024
+#: /var/lib/kubelet/config.yaml as kubeadm wrote it (before anyone edits it)
+DEFAULT_KUBELET_CONFIG = (
+    "apiVersion: kubelet.config.k8s.io/v1beta1\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    cacheTTL: 0s\n    enabled: true\n"
+    "  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\nauthorization:\n  mode: Webhook\ncgroupDriver: systemd\nclusterDNS:\n- 10.96.0.10\n"
+    "clusterDomain: cluster.local\ncontainerRuntimeEndpoint: \"\"\nevictionHard:\n  imagefs.available: 15%\n  memory.available: 100Mi\n"
+    "  nodefs.available: 10%\n  nodefs.inodesFree: 5%\nhealthzBindAddress: 127.0.0.1\nhealthzPort: 10248\nkind: KubeletConfiguration\n"
+    "logging:\n  flushFrequency: 0\n  options:\n    json:\n      infoBufferSize: \"0\"\n  verbosity: 0\nmemorySwap: {}\nnodeStatusReportFrequency: 0s\n"
+    "nodeStatusUpdateFrequency: 0s\nrotateCertificates: true\nruntimeRequestTimeout: 0s\nshutdownGracePeriod: 0s\nshutdownGracePeriodCriticalPods: 0s\n"
+    "staticPodPath: /etc/kubernetes/manifests\nstreamingConnectionIdleTimeout: 0s\nsyncFrequency: 0s\nvolumeStatsAggPeriod: 0s\n"
+)
 #: files that a node holds nowhere else (the overlay is the only copy): writable roots
 _WRITABLE = ("/etc/", "/root/", "/tmp/", "/home/", "/var/lib/kubelet/config.yaml", "/usr/local/", "/var/lib/cni/networks/")
 

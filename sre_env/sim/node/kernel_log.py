@@ -15,8 +15,10 @@ import math
 from functools import lru_cache
 from typing import Any, Iterable
 
-from sre_env.sim.commands.common import parse_iso_safe, partition, stable_hash
+from sre_env.kube.timefmt import parse_iso_safe
+from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.kernel.hosts import Disk, HostNode
+from sre_env.sim.node.stats import partition
 
 __all__ = ["KLine", "kernel_log", "LEVELS", "ata_port", "scsi_host", "PART_START"]
 
@@ -277,7 +279,7 @@ def _event_lines(node: HostNode, idx: int, t: float, seq: int, suppressed: int, 
         lines.append((up + 0.002959, WARN, f"blk_print_req_error: {suppressed} callbacks suppressed"))
     lines.append((up + 0.002960, ERR, f"critical medium error, dev {dev}, sector {sector} op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2"))
     if seq % 3 == 0 and sector >= PART_START:
-        lines.append((up + 0.002981, ERR, f"Buffer I/O error on dev {partition(d, idx)}, logical block {(sector - PART_START) // 8}, async page read"))
+        lines.append((up + 0.002981, ERR, f"Buffer I/O error on dev {partition(d)}, logical block {(sector - PART_START) // 8}, async page read"))
     lines.append((up + 0.003012, INFO, f"ata{p}: EH complete"))
     return lines
 
