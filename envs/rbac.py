@@ -20,8 +20,7 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.sim.control import kube_state_metrics as ksm
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.kube.rbac import forbidden_message
-from sre_env.sim.control.rbac import authorize
+from sre_env.kube.rbac import ApiRbacObjects, allows, forbidden_message
 
 from .base import RootCause, Scenario
 
@@ -145,10 +144,10 @@ class RBACMisconfig(Scenario):
         }
 
     def cause_checks(self, backend: SimBackend) -> list[Check]:
-        store = backend.world.store
-        denied = sorted(f"{res}.{grp}" if grp else res for res, grp, _ in ksm.LISTS.values() if not authorize(store, ksm.USER, "list", res, grp))
+        api = ApiRbacObjects(backend.api)
+        denied = sorted(f"{res}.{grp}" if grp else res for res, grp, _ in ksm.LISTS.values() if not allows(api, ksm.USER, "list", res, grp))
         checks = [Check("exporter_can_list", not denied, ("kube-state-metrics cannot list: " + ", ".join(denied)) if denied else "kube-state-metrics can list everything it exports")]
-        over = authorize(store, ksm.USER, "delete", "secrets", "", None) or authorize(store, ksm.USER, "create", "pods", "", None)
+        over = allows(api, ksm.USER, "delete", "secrets", "", None) or allows(api, ksm.USER, "create", "pods", "", None)
         checks.append(Check("least_privilege", not over, "the kube-state-metrics service account can create or delete objects (bound to a write role)" if over else "the service account has read-only rights"))
         return checks
 

@@ -13,9 +13,14 @@ through the Backend's API (``kubectl auth can-i --as``).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["RbacObjects", "allows", "forbidden_message", "service_account_user"]
+from sre_env.errors import ApiError
+
+if TYPE_CHECKING:
+    from sre_env.backend import ClusterAPI
+
+__all__ = ["RbacObjects", "ApiRbacObjects", "allows", "forbidden_message", "service_account_user"]
 
 Obj = dict[str, Any]
 
@@ -89,3 +94,21 @@ def forbidden_message(user: str, verb: str, resource: str, group: str = "", name
     qualified = f"{resource}.{group}" if group else resource
     scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
     return f'{qualified} is forbidden: User "{user}" cannot {verb} resource "{resource}" in API group "{group}" {scope}'
+
+
+class ApiRbacObjects:
+    """The cluster's Roles, ClusterRoles and bindings, read through its API (``kube.rbac.RbacObjects``)."""
+
+    def __init__(self, api: "ClusterAPI") -> None:
+        self.api = api
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        try:
+            return self.api.get(kind, name, namespace)
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return self.api.list(kind, namespace)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..backend import ClusterAPI
 from ..errors import ApiError
 from sre_env.kube.quantity import format_memory
-from sre_env.kube.rbac import allows
+from sre_env.kube.rbac import ApiRbacObjects, allows
 from sre_env.kube.kinds import KINDS, resolve_kind
 from .kctx import K, resolve_type
 from .spec import KubectlError, UsageError
@@ -463,24 +462,6 @@ def cmd_explain(k: K) -> None:
     k.out.append(tabwrite(text, 0, 2))
 
 
-class _ApiRbacObjects:
-    """The cluster's Roles, ClusterRoles and bindings, read through its API (``kube.rbac.RbacObjects``)."""
-
-    def __init__(self, api: ClusterAPI) -> None:
-        self.api = api
-
-    def find(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        try:
-            return self.api.get(kind, name, namespace)
-        except ApiError as exc:
-            if exc.code == 404:
-                return None
-            raise
-
-    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        return self.api.list(kind, namespace)
-
-
 def cmd_auth_can_i(k: K) -> None:
     if k.opts.get("list"):
         k.out.append(tabwrite("Resources\tNon-Resource URLs\tResource Names\tVerbs\n*.*\t[]\t[]\t[*]\n\t[*]\t[]\t[*]\n", 6, 3))
@@ -497,7 +478,7 @@ def cmd_auth_can_i(k: K) -> None:
     info = resolve_kind(resource)
     plural, group = (info.plural, info.group) if info is not None else (resource.split(".", 1)[0], resource.split(".", 1)[1] if "." in resource else "")
     ns = None if (info is not None and not info.namespaced) or k.opts.get("all-namespaces") else k.namespace
-    if allows(_ApiRbacObjects(k.api), user, verb, plural, group, ns, name or None):
+    if allows(ApiRbacObjects(k.api), user, verb, plural, group, ns, name or None):
         k.line("yes")
     else:
         k.line("no")

@@ -153,7 +153,7 @@ def denied_kinds(world: World) -> frozenset[str]:
     rev = rbac_revision(store)
     if state.denied is not None and state.denied[0] == rev:
         return state.denied[1]
-    denied = frozenset(k for k, (res, grp, _) in LISTS.items() if not authorize(store, USER, "list", res, grp))
+    denied = frozenset(k for k, (res, grp, _) in LISTS.items() if not authorize(world, USER, "list", res, grp))
     state.denied = (rev, denied)
     return denied
 

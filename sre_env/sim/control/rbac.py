@@ -7,12 +7,14 @@ here it is cached per RBAC revision of the store, so in-process clients
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sre_env.kube.rbac import allows
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.store import ObjectStore
+    from sre_env.sim.kernel.world import World
 
 __all__ = ["authorize", "rbac_revision"]
 
@@ -22,17 +24,26 @@ def rbac_revision(store: ObjectStore) -> tuple[int, int, int, int]:
     return (kr.get("Role", 0), kr.get("RoleBinding", 0), kr.get("ClusterRole", 0), kr.get("ClusterRoleBinding", 0))
 
 
-def authorize(store: ObjectStore, user: str, verb: str, resource: str, group: str = "", namespace: str | None = None, name: str | None = None) -> bool:
+@dataclass
+class _Decisions:
+    """The authorizer's answers at one RBAC revision (cleared when a role or binding changes)."""
+
+    rev: tuple[int, int, int, int] | None = None
+    allowed: dict[tuple[str, str, str, str, str | None, str | None], bool] = field(default_factory=dict)
+
+
+def authorize(world: "World", user: str, verb: str, resource: str, group: str = "", namespace: str | None = None, name: str | None = None) -> bool:
     """Whether RBAC allows ``user`` to ``verb`` ``resource`` (cluster-wide when ``namespace`` is None)."""
-    cache: dict = store.__dict__.setdefault("_rbac_cache", {})
+    store = world.store
+    cache = world.slot(_Decisions)
     rev = rbac_revision(store)
-    if cache.get("rev") != rev:
-        cache.clear()
-        cache["rev"] = rev
+    if cache.rev != rev:
+        cache.rev = rev
+        cache.allowed = {}
     key = (user, verb, resource, group, namespace, name)
-    hit = cache.get(key)
+    hit = cache.allowed.get(key)
     if hit is not None:
         return hit
     allowed = allows(store, user, verb, resource, group, namespace, name)
-    cache[key] = allowed
+    cache.allowed[key] = allowed
     return allowed
