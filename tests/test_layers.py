@@ -190,3 +190,12 @@ def test_no_circle_crosses_a_package() -> None:
 def test_layers_are_not_empty(layer: str) -> None:
     index = [name for name, _ in LAYERS].index(layer)
     assert any(layer_of(m) == index for m in MODULES), f"layer {layer!r} has no module: drop it from LAYERS"
+
+
+def test_every_package_folder_is_installed() -> None:
+    """A folder with an ``__init__.py`` that pyproject.toml does not list would be left out of the wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {m for m, (_, is_pkg) in MODULES.items() if is_pkg}
+    assert packages == listed
