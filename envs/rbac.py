@@ -20,17 +20,17 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.sim.control import kube_state_metrics as ksm
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.control.rbac import authorize, forbidden_message
+from sre_env.sim.control.rbac import forbidden_message
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["RBACMisconfig"]
 
 
-class RBACMisconfig(Scenario):
+class RBACMisconfig(SimScenario):
     family = "RBACMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -62,14 +62,14 @@ class RBACMisconfig(Scenario):
     def extra_namespaces(self) -> tuple[str, ...]:
         return (ksm.NAMESPACE,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         how = str(rng.choice(("subject_namespace", "dropped_rule")))
         return {"how": how, "wrong_namespace": str(rng.choice(("monitoring", "observability", "prometheus")))}
 
     def _apps_rule(self) -> int:
         return next(i for i, r in enumerate(ksm.cluster_role()["rules"]) if r["apiGroups"] == ["apps"])
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         if v["how"] == "subject_namespace":
             PatchObject("ClusterRoleBinding", ksm.NAME, None, ({"op": "replace", "path": "/subjects/0/namespace", "value": v["wrong_namespace"]},), ({"op": "replace", "path": "/subjects/0/namespace", "value": ksm.NAMESPACE},)).inject(backend)
@@ -143,11 +143,11 @@ class RBACMisconfig(Scenario):
             "bind_cluster_admin": [f"kubectl apply -f - <<'EOF'\n{admin}EOF", "sleep 60"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
-        store = backend.world.store
-        denied = sorted(f"{res}.{grp}" if grp else res for res, grp, _ in ksm.LISTS.values() if not authorize(store, ksm.USER, "list", res, grp))
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        model = backend.model
+        denied = sorted(f"{res}.{grp}" if grp else res for res, grp, _ in ksm.LISTS.values() if not model.authorize(ksm.USER, "list", res, grp))
         checks = [Check("exporter_can_list", not denied, ("kube-state-metrics cannot list: " + ", ".join(denied)) if denied else "kube-state-metrics can list everything it exports")]
-        over = authorize(store, ksm.USER, "delete", "secrets", "", None) or authorize(store, ksm.USER, "create", "pods", "", None)
+        over = model.authorize(ksm.USER, "delete", "secrets", "", None) or model.authorize(ksm.USER, "create", "pods", "", None)
         checks.append(Check("least_privilege", not over, "the kube-state-metrics service account can create or delete objects (bound to a write role)" if over else "the service account has read-only rights"))
         return checks
 
