@@ -28,8 +28,6 @@ from sre_env.sim.control import gatekeeper as gk
 from sre_env.sim.control.admission import (
     ENFORCE,
     ENFORCE_VERSION,
-    apply_assign_mutators,
-    call_webhook,
     pod_security_violations,
     webhook_applies,
 )
@@ -38,12 +36,13 @@ from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import memory_bytes
 from sre_env.kube.tls import b64, pem_certificate
 
-from .app_common import callers_of
-from .base import RootCause, Scenario
+from .app_common import callers_of, find
+from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["AdmissionWebhookOutage", "ExpiredTLS", "MutatingWebhookLimits", "PodSecurityRestricted", "WebhookTlsMismatch"]
 
@@ -66,7 +65,7 @@ class _RestartBlocked(Scenario):
         db = str(rng.choice(_DATABASES))
         return {"database": db, "callers": _callers(self.app, db), "container": self.app.component(db).container}
 
-    def _restart(self, backend: SimBackend) -> None:
+    def _restart(self, backend: "Backend") -> None:
         # the maintenance window's restart, a minute after the change that breaks admission
         backend.advance(60.0)
         RestartWorkload(self.namespace, "Deployment", self.variant["database"], iso(backend.now)).inject(backend)
@@ -116,10 +115,10 @@ class PodSecurityRestricted(_RestartBlocked):
     def extra_components(self) -> tuple[str, ...]:
         return (self.namespace,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         return self._draw_db(rng)
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "Backend") -> None:
         LabelNamespace(self.namespace, ((ENFORCE, "restricted"), (ENFORCE_VERSION, "latest"))).inject(backend)
         self._restart(backend)
 
@@ -164,7 +163,7 @@ class PodSecurityRestricted(_RestartBlocked):
             "patch_one_deployment": [f"kubectl patch deployment {v['database']} -n {ns} -p '{patch}'", "sleep 180"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         ns_obj = backend.api.get("Namespace", self.namespace)
         level = (ns_obj["metadata"].get("labels") or {}).get(ENFORCE, "privileged")
         bad = []
@@ -188,23 +187,23 @@ _WEBHOOK_VOCAB = (
 )
 
 
-def _gatekeeper_policy_in_force(backend: SimBackend, namespace: str) -> Check:
-    """Gatekeeper's validating webhook still covers the app's pods and its back end answers over TLS."""
-    world = backend.world
-    cfg = world.store.find("ValidatingWebhookConfiguration", gk.VALIDATING)
+def _gatekeeper_policy_in_force(backend: "ModelBackend", namespace: str) -> Check:
+    """Gatekeeper's validating webhook still covers the app's pods and its back end answers over TLS
+    (the apiserver's own call to it: simulator-only)."""
+    cfg = find(backend, "ValidatingWebhookConfiguration", gk.VALIDATING)
     hook = next((h for h in (cfg or {}).get("webhooks") or () if h.get("name") == "validation.gatekeeper.sh"), None)
     if hook is None:
         return Check("admission_policy_in_force", False, f"validatingwebhookconfiguration {gk.VALIDATING} (or its validation.gatekeeper.sh webhook) is gone: pods are no longer checked against the cluster's policies")
     probe = {"metadata": {"name": "probe", "namespace": namespace, "labels": {}}}
-    if not webhook_applies(hook, "CREATE", probe, world.store.find("Namespace", namespace)):
+    if not webhook_applies(hook, "CREATE", probe, find(backend, "Namespace", namespace)):
         return Check("admission_policy_in_force", False, f"validation.gatekeeper.sh no longer applies to pods in {namespace}")
-    err = call_webhook(world, hook, "/")
+    err = backend.model.webhook_error(hook, "/")
     if err is not None:
         return Check("admission_policy_in_force", False, f"validation.gatekeeper.sh does not answer: {err}")
     return Check("admission_policy_in_force", True, f"validation.gatekeeper.sh covers {namespace} and answers")
 
 
-class AdmissionWebhookOutage(_RestartBlocked):
+class AdmissionWebhookOutage(_RestartBlocked, SimScenario):
     family = "AdmissionWebhookOutage"
     difficulty = "medium"
     summary = "A hotel-reservation database never came back from a maintenance restart; no pod is even created."
@@ -230,12 +229,12 @@ class AdmissionWebhookOutage(_RestartBlocked):
     def extra_namespaces(self) -> tuple[str, ...]:
         return (gk.NAMESPACE,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         v = self._draw_db(rng)
         v["how"] = str(rng.choice(("scaled_down", "target_port")))
         return v
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         if self.variant["how"] == "scaled_down":
             ScaleWorkload(gk.NAMESPACE, "Deployment", "gatekeeper-controller-manager", 0, 1).inject(backend)
         else:
@@ -294,7 +293,7 @@ class AdmissionWebhookOutage(_RestartBlocked):
             "restart_gatekeeper_audit": [f"kubectl rollout restart deployment/gatekeeper-audit -n {gk.NAMESPACE}", "sleep 180"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return [_gatekeeper_policy_in_force(backend, self.namespace)]
 
     def allowed_changes(self) -> list[AllowedChange]:
@@ -305,7 +304,7 @@ _STALE_ISSUED = "2025-02-03T10:41:57Z"
 _STALE_EXPIRES = "2035-02-01T10:41:57Z"
 
 
-class WebhookTlsMismatch(_RestartBlocked):
+class WebhookTlsMismatch(_RestartBlocked, SimScenario):
     family = "WebhookTlsMismatch"
     difficulty = "hard"
     summary = "A hotel-reservation database cannot be recreated after a maintenance restart, although every system pod is healthy."
@@ -336,13 +335,13 @@ class WebhookTlsMismatch(_RestartBlocked):
     def extra_namespaces(self) -> tuple[str, ...]:
         return (gk.NAMESPACE,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         return self._draw_db(rng)
 
     def _stale(self) -> str:
         return b64(pem_certificate("CN=gatekeeper-ca,O=gatekeeper", "CN=gatekeeper-ca,O=gatekeeper", 1, _STALE_ISSUED, _STALE_EXPIRES))
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         cfg = backend.api.get("ValidatingWebhookConfiguration", gk.VALIDATING)
         ops = tuple({"op": "replace", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": self._stale()} for i in range(len(cfg["webhooks"])))
         inverse = tuple({"op": "replace", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": h["clientConfig"]["caBundle"]} for i, h in enumerate(cfg["webhooks"]))
@@ -387,7 +386,7 @@ class WebhookTlsMismatch(_RestartBlocked):
             "fail_open": [f"kubectl patch validatingwebhookconfiguration {gk.VALIDATING} --type=json -p '[{{\"op\": \"replace\", \"path\": \"/webhooks/0/failurePolicy\", \"value\": \"Ignore\"}}]'", "sleep 180"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return [_gatekeeper_policy_in_force(backend, self.namespace)]
 
     def allowed_changes(self) -> list[AllowedChange]:
@@ -397,7 +396,7 @@ class WebhookTlsMismatch(_RestartBlocked):
 _ASSIGN = "container-default-memory-limit"
 
 
-class MutatingWebhookLimits(_RestartBlocked):
+class MutatingWebhookLimits(_RestartBlocked, SimScenario):
     family = "MutatingWebhookLimits"
     difficulty = "hard"
     summary = "A hotel-reservation database crash-loops after a maintenance restart; its image and config are unchanged."
@@ -424,7 +423,7 @@ class MutatingWebhookLimits(_RestartBlocked):
     def extra_components(self) -> tuple[str, ...]:
         return (_ASSIGN, gk.MUTATING, "gatekeeper-controller-manager")
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         v = self._draw_db(rng)
         v["value"] = str(rng.choice(("8Mi", "16Mi", "10Mi")))
         return v
@@ -442,7 +441,7 @@ class MutatingWebhookLimits(_RestartBlocked):
             },
         }
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         CreateObject(self._assign(self.variant["value"])).inject(backend)
         self._restart(backend)
 
@@ -486,20 +485,19 @@ class MutatingWebhookLimits(_RestartBlocked):
             "delete_mutating_webhook": [f"kubectl delete mutatingwebhookconfiguration {gk.MUTATING}", f"kubectl rollout restart deployment/{v['database']} -n {ns}", "sleep 120"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
-        world = backend.world
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         checks = []
-        if world.store.find("MutatingWebhookConfiguration", gk.MUTATING) is None:
+        if find(backend, "MutatingWebhookConfiguration", gk.MUTATING) is None:
             checks.append(Check("mutation_webhook_in_place", False, f"mutatingwebhookconfiguration {gk.MUTATING} was deleted: every mutation policy in the cluster is off"))
         else:
             checks.append(Check("mutation_webhook_in_place", True, "Gatekeeper's mutation webhook is registered"))
         starved = []
         for dep in backend.api.list("Deployment", self.namespace):
-            comp = world.components.get((self.namespace, dep["metadata"]["name"]))
+            comp = next((c for c in self.app.components if c.name == dep["metadata"]["name"]), None)
             if comp is None:
                 continue
             pod = {"metadata": {"name": "probe", "namespace": self.namespace, "labels": dict(dep["spec"]["template"]["metadata"].get("labels") or {})}, "spec": copy.deepcopy(dep["spec"]["template"]["spec"])}
-            apply_assign_mutators(world, pod)
+            backend.model.mutate(pod)
             for ctr in pod["spec"].get("containers") or ():
                 limit = ((ctr.get("resources") or {}).get("limits") or {}).get("memory")
                 try:
@@ -518,7 +516,7 @@ _YEAR_CA_ISSUED = "2025-03-02T09:13:00Z"
 _YEAR_CERT_EXPIRES_S = 30.0
 
 
-class ExpiredTLS(_RestartBlocked):
+class ExpiredTLS(_RestartBlocked, SimScenario):
     """Gatekeeper's serving certificate, issued for one year at install, runs out.
 
     Certificate rotation is disabled (the install provisioned the pair), so nothing
@@ -558,7 +556,7 @@ class ExpiredTLS(_RestartBlocked):
     def extra_namespaces(self) -> tuple[str, ...]:
         return (gk.NAMESPACE,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         v = self._draw_db(rng)
         now = backend.now
         not_after = iso(now + _YEAR_CERT_EXPIRES_S)
@@ -573,7 +571,7 @@ class ExpiredTLS(_RestartBlocked):
         cert = pem_certificate(f"CN={host}", "CN=gatekeeper-ca,O=gatekeeper", 2, v["issued"], v["not_after"])
         return b64(ca), b64(cert), host
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         # the state the cluster has been in since its install a year ago: a one-year serving certificate
         ca, cert, _ = self._pair()
         PatchObject("Secret", gk.CERT_SECRET, gk.NAMESPACE, ({"op": "replace", "path": "/data/ca.crt", "value": ca}, {"op": "replace", "path": "/data/tls.crt", "value": cert})).inject(backend)
@@ -621,7 +619,7 @@ class ExpiredTLS(_RestartBlocked):
             "delete_webhook_configuration": [f"kubectl delete validatingwebhookconfiguration {gk.VALIDATING}", "sleep 180"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return [_gatekeeper_policy_in_force(backend, self.namespace)]
 
     def allowed_changes(self) -> list[AllowedChange]:

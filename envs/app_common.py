@@ -7,19 +7,20 @@ are the same, so the checks live here once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import base64
+from typing import TYPE_CHECKING, Any
 
+from sre_env.errors import ApiError
 from sre_env.rewards.base import Check
 from sre_env.apps.base import AppSpec
-from sre_env.sim.network.routing import resolve_route
 
 from .pods_common import live_pods
-from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend, ClusterAPI
+    from sre_env.sim.model import ModelBackend
 
-__all__ = ["COLLECTION", "DB_CLIENTS", "DB_NAME", "address_check", "callers_fail", "callers_of", "live_pods", "misrouted_pods", "pods_serving"]
+__all__ = ["COLLECTION", "DB_CLIENTS", "DB_NAME", "address_check", "api_pod_env", "callers_fail", "callers_of", "find", "live_pods", "misrouted_pods", "pods_serving"]
 
 #: hotel-reservation services whose MongoDB runs with --auth, and what they read per request
 DB_CLIENTS = ("rate", "profile", "reservation")
@@ -27,23 +28,32 @@ DB_NAME = {"rate": "rate-db", "profile": "profile-db", "reservation": "reservati
 COLLECTION = {"rate": "inventory", "profile": "hotels", "reservation": "reservation"}
 
 
-def pods_serving(backend: "SimBackend", namespace: str, service: str, name: str = "serving") -> Check:
+def find(backend: "Backend", kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    """The object, or None when it does not exist (the agent deleted it: a check must fail, not raise)."""
+    try:
+        return backend.api.get(kind, name, namespace)
+    except ApiError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
+def pods_serving(backend: "ModelBackend", namespace: str, service: str, name: str = "serving") -> Check:
     """Every pod of ``service`` runs a process that serves (no crash loop, no waiting container)."""
-    world = backend.world
     pods = live_pods(backend, namespace, service)
     if not pods:
         return Check(name, False, f"no pod of {service} exists")
     bad = []
-    now = world.clock.now
+    now = backend.now
     for pod in pods:
-        rt = world.runtimes.get(pod["metadata"]["uid"])
+        rt = backend.model.runtime(pod["metadata"]["uid"])
         if rt is None or not all(c.serving(now) for c in rt.containers.values()):
             bad.append(pod["metadata"]["name"])
     return Check(name, not bad, f"not serving: {', '.join(bad)}" if bad else f"every {service} pod serves")
 
 
 def misrouted_pods(
-    backend: "SimBackend", app: AppSpec, selector: str, container: str, var: str, dependency: str, port: int, *, exact_port: bool = True, unset: str | None = ""
+    backend: "ModelBackend", app: AppSpec, selector: str, container: str, var: str, dependency: str, port: int, *, exact_port: bool = True, unset: str | None = ""
 ) -> tuple[int, list[str]]:
     """The live pods ``selector`` picks, and ``<pod>: VAR='value'`` for each whose ``var`` does not reach ``dependency``.
 
@@ -51,18 +61,59 @@ def misrouted_pods(
     it; with ``exact_port`` the route must also end on ``port``. ``unset`` is the
     value reported for a pod without the variable.
     """
-    world = backend.world
+    model = backend.model
     pods = [p for p in backend.api.list("Pod", app.namespace, selector) if not p["metadata"].get("deletionTimestamp")]
     bad = []
     for pod in pods:
-        value = pod_env(world, pod["metadata"]["uid"], container).get(var, unset)
-        route = resolve_route(world, app.namespace, value, port) if value else None
+        value = model.pod_env(pod["metadata"]["uid"], container).get(var, unset)
+        route = model.route(app.namespace, value, port) if value else None
         if route is None or route.ok <= 0 or route.target.split(":")[0].split(".")[0] != dependency or (exact_port and not route.target.endswith(f":{port}")):
             bad.append(f"{pod['metadata']['name']}: {var}={value!r}")
     return len(pods), bad
 
 
-def address_check(backend: "SimBackend", app: AppSpec, selector: str, service: str, container: str, var: str, dependency: str, port: int) -> Check:
+def api_pod_env(api: "ClusterAPI", pod: dict[str, Any], container: str) -> dict[str, str]:
+    """The environment a container was started with, as the API describes it (env, envFrom, key refs).
+
+    What a live cluster shows of a process's environment; on the simulator
+    :meth:`sre_env.sim.model.SimModel.pod_env` gives the process's own copy.
+    """
+    ns = pod["metadata"]["namespace"]
+    spec = next((c for c in pod["spec"].get("containers") or () if c["name"] == container), None)
+    if spec is None:
+        return {}
+
+    def source(kind: str, name: str) -> dict[str, str]:
+        try:
+            obj = api.get(kind, name, ns)
+        except ApiError:
+            return {}
+        if kind == "Secret":
+            return {k: base64.b64decode(v).decode("utf-8", "replace") for k, v in (obj.get("data") or {}).items()}
+        return dict(obj.get("data") or {})
+
+    env: dict[str, str] = {}
+    for ref in spec.get("envFrom") or ():
+        prefix = ref.get("prefix") or ""
+        if ref.get("configMapRef"):
+            env.update({prefix + k: v for k, v in source("ConfigMap", ref["configMapRef"]["name"]).items()})
+        if ref.get("secretRef"):
+            env.update({prefix + k: v for k, v in source("Secret", ref["secretRef"]["name"]).items()})
+    for item in spec.get("env") or ():
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+            continue
+        vf = item.get("valueFrom") or {}
+        for kind, key in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
+            ref = vf.get(key)
+            if ref:
+                value = source(kind, ref["name"]).get(ref["key"])
+                if value is not None:
+                    env[item["name"]] = value
+    return env
+
+
+def address_check(backend: "ModelBackend", app: AppSpec, selector: str, service: str, container: str, var: str, dependency: str, port: int) -> Check:
     """``address_correct``: every running pod of ``service`` (``selector``) dials ``dependency:port`` through ``var``."""
     n, bad = misrouted_pods(backend, app, selector, container, var, dependency, port)
     detail = "; ".join(bad) if bad else (f"every {service} pod dials {dependency}:{port}" if n else f"no pod of {service}")

@@ -23,12 +23,11 @@ from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
-from .base import RootCause
+from .base import RootCause, SimScenario
 from .service_fault import ServiceFault
-from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["EnvVarShadowing", "IncorrectPortAssignment", "MisconfiguredEnv"]
 
@@ -45,12 +44,12 @@ def _affected(app: Any, service: str, wrong: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-class _EnvValueScenario(ServiceFault):
+class _EnvValueScenario(ServiceFault, SimScenario):
     """A pod-template env value is wrong; the fix is the right value in the Deployment."""
 
     layer = "application"
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerEnv(self.namespace, v["service"], v["container"], v["var"], v["wrong"], v["value"]).inject(backend)
 
@@ -71,7 +70,7 @@ class _EnvValueScenario(ServiceFault):
     def wrong_fixes(self) -> dict[str, list[str]]:
         return self.service_wrong_fixes(restart_dependency=[f"kubectl rollout restart deployment/{self._dependency().service} -n {self.namespace}"])
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         """Every running pod sees the variable with a value that reaches the right dependency."""
         v = self.variant
         dep = self._dependency()
@@ -106,7 +105,7 @@ class MisconfiguredEnv(_EnvValueScenario):
         compatible=("network_fault",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_MONGO_SERVICES))
         comp = self.app.component(service)
         dep = next(d for d in comp.dependencies if d.protocol == "mongodb")
@@ -154,7 +153,7 @@ class IncorrectPortAssignment(_EnvValueScenario):
         compatible=("service_target_port", "misconfigured_env"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_GO))
         comp = self.app.component(service)
         deps = [d for d in comp.dependencies if d.address_env and d.protocol in ("mongodb", "consul")]
@@ -176,7 +175,7 @@ class IncorrectPortAssignment(_EnvValueScenario):
         )
 
 
-class EnvVarShadowing(ServiceFault):
+class EnvVarShadowing(ServiceFault, SimScenario):
     family = "EnvVarShadowing"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -200,7 +199,7 @@ class EnvVarShadowing(ServiceFault):
         compatible=("misconfigured_env",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(DB_CLIENTS))
         comp = self.app.component(service)
         var = str(rng.choice(("MONGO_DATABASE", "MONGO_AUTH_SOURCE")))
@@ -210,7 +209,7 @@ class EnvVarShadowing(ServiceFault):
         wrong = str(rng.choice(wrongs))
         return {"service": service, "container": comp.container, "var": var, "value": value, "wrong": wrong, "configmap": configmap}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerEnv(self.namespace, v["service"], v["container"], v["var"], v["wrong"], None).inject(backend)
 
@@ -246,13 +245,12 @@ class EnvVarShadowing(ServiceFault):
             ],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         dep = backend.api.get("Deployment", v["service"], self.namespace)
         ctr = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == v["container"])
         shadow = [e for e in ctr.get("env") or () if e.get("name") == v["var"] and e.get("value") != v["value"]]
-        world = backend.world
-        seen = [pod_env(world, p["metadata"]["uid"], v["container"]).get(v["var"]) for p in live_pods(backend, self.namespace, v["service"])]
+        seen = [backend.model.pod_env(p["metadata"]["uid"], v["container"]).get(v["var"]) for p in live_pods(backend, self.namespace, v["service"])]
         stale = [s for s in seen if s != v["value"]]
         return [
             Check("no_shadowing_entry", not shadow, f"env entry {v['var']}={shadow[0].get('value')!r} still overrides the ConfigMap" if shadow else "the ConfigMap's value is the one the container gets"),

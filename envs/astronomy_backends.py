@@ -29,11 +29,11 @@ from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, Rot
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, VALKEY_PASSWORD
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["KafkaPoisonPill", "DBLockContention", "CacheAuthChanged"]
 
@@ -41,7 +41,7 @@ _GROUPS = ("accounting", "fraud-detection")
 _KCG = "/opt/kafka/bin/kafka-consumer-groups.sh --bootstrap-server localhost:9092"
 
 
-class KafkaPoisonPill(Scenario):
+class KafkaPoisonPill(SimScenario):
     family = "KafkaPoisonPill"
     app = ASTRONOMY_SHOP
     layer = "application"
@@ -69,12 +69,12 @@ class KafkaPoisonPill(Scenario):
         compatible=("crash_loop",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        model = backend.world.app_models[self.app.name]
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
+        model = backend.model.app_model(self.app.name)
         payload = str(rng.choice(("test order 42", "{\"orderId\": \"load-test\", \"items\": []}", "hello", "ping from loadtest")))
         return {"offset": model.kafka.end_offset, "payload": payload, "topic": "orders"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         KafkaPoisonRecord(self.namespace, self.variant["payload"]).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -125,8 +125,8 @@ class KafkaPoisonPill(Scenario):
             "scale_consumers_to_zero": [f"kubectl scale deployment/{g} -n {ns} --replicas=0" for g in _GROUPS],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        broker = backend.world.app_models[self.app.name].kafka
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        broker = backend.model.app_model(self.app.name).kafka
         off = self.variant["offset"]
         checks = []
         for g in _GROUPS:
@@ -138,7 +138,7 @@ class KafkaPoisonPill(Scenario):
         return checks
 
 
-class DBLockContention(Scenario):
+class DBLockContention(SimScenario):
     family = "DBLockContention"
     app = ASTRONOMY_SHOP
     layer = "application"
@@ -165,7 +165,7 @@ class DBLockContention(Scenario):
         detail_keys=("pid", "table", "mode"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         table = str(rng.choice(("order", "orderitem")))
         quoted = '"order"' if table == "order" else table
         statement = str(rng.choice((
@@ -175,7 +175,7 @@ class DBLockContention(Scenario):
         pid = 2100 + int(rng.integers(0, 800))
         return {"table": table, "statement": statement, "mode": "AccessExclusiveLock", "pid": pid, "client_addr": "127.0.0.1"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         IdleTransactionLock(self.namespace, self.app.name, v["table"], v["mode"], v["statement"], v["client_addr"], pid=v["pid"]).inject(backend)
 
@@ -225,10 +225,10 @@ class DBLockContention(Scenario):
             "scale_accounting_to_zero": [f"kubectl scale deployment/accounting -n {ns} --replicas=0"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        model = backend.world.app_models[self.app.name]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        model = backend.model.app_model(self.app.name)
         pg = model.pg
-        now = backend.world.clock.now
+        now = backend.now
         waiting = [s for s in pg.sessions.values() if s.waits is not None and now - s.query_start > 30]
         blocker = self.variant["pid"] in pg.sessions
         lag = model.kafka.lag("accounting")
@@ -239,7 +239,7 @@ class DBLockContention(Scenario):
         ]
 
 
-class CacheAuthChanged(Scenario):
+class CacheAuthChanged(SimScenario):
     family = "CacheAuthChanged"
     app = ASTRONOMY_SHOP
     layer = "application"
@@ -266,12 +266,12 @@ class CacheAuthChanged(Scenario):
         compatible=("stale_secret_env",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
         new = "".join(alphabet[int(i)] for i in rng.integers(0, len(alphabet), size=16))
         return {"new_password": new, "old_password": VALKEY_PASSWORD, "secret": "valkey-cart-auth", "server_secret": "valkey-cart-server"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         RotateServerPassword(self.namespace, v["server_secret"], "requirepass", "valkey-cart", v["new_password"], v["old_password"]).inject(backend)
 
@@ -328,11 +328,8 @@ class CacheAuthChanged(Scenario):
             ],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        world = backend.world
-        model = world.app_models[self.app.name]
-        serving = world.serving_by_component(self.namespace)
-        oks = model._cart_password_ok(world, serving)
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        oks = backend.model.cart_passwords_ok(self.app.name, self.namespace)
         ok = bool(oks) and all(oks)
         return [Check("cart_authenticates", ok, "every cart pod authenticates to valkey-cart" if ok else f"{oks.count(False)} of {len(oks)} cart pods use a password valkey-cart rejects")]
 

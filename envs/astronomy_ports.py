@@ -25,12 +25,13 @@ from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 
 from .app_common import address_check
 from .app_env import IncorrectPortAssignment, MisconfiguredEnv
-from .base import RootCause
+from .base import RootCause, SimScenario
 from .missing_env_var import MissingEnvVar
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["AstronomyIncorrectPort", "AstronomyMisconfiguredEnv", "AstronomyMissingEnvVar"]
 
@@ -45,7 +46,7 @@ _EDGES = (
 )
 
 
-class AstronomyIncorrectPort(ServiceFault):
+class AstronomyIncorrectPort(ServiceFault, SimScenario):
     family = "IncorrectPortAssignment"
     app = ASTRONOMY_SHOP
     layer = "application"
@@ -57,7 +58,7 @@ class AstronomyIncorrectPort(ServiceFault):
         "then fails for every user while the rest works. All pods are Running and Ready and nothing restarts."
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service, var = _EDGES[int(rng.integers(0, len(_EDGES)))]
         comp = self.app.component(service)
         dep = next(d for d in comp.dependencies if d.address_env == var)
@@ -69,7 +70,7 @@ class AstronomyIncorrectPort(ServiceFault):
         wrong_port = _OLD_PORTS[dependency]
         return {"wrong": value.rsplit(":", 1)[0] + f":{wrong_port}", "wrong_port": wrong_port}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerEnv(self.namespace, v["service"], v["container"], v["var"], v["wrong"], v["value"]).inject(backend)
 
@@ -107,7 +108,7 @@ class AstronomyIncorrectPort(ServiceFault):
             scale_up_dependency=[f"kubectl scale deployment/{v['dependency']} -n {ns} --replicas=3"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return [address_check(backend, self.app, self.pod_selector(v["service"]), v["service"], v["container"], v["var"], v["dependency"], v["port"])]
 
@@ -156,7 +157,7 @@ class AstronomyMissingEnvVar(MissingEnvVar):
         "cluster since."
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service, var = _REQUIRED[int(rng.integers(0, len(_REQUIRED)))]
         comp = self.app.component(service)
         return {"service": service, "container": comp.container, "var": var, "value": dict(comp.env)[var]}

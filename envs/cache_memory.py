@@ -20,12 +20,12 @@ from sre_env.faults.redis import RedisServerArgs
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
-from sre_env.sim.runtime.redis_model import OOM_ERROR, state_for_pod
+from sre_env.sim.runtime.redis_model import OOM_ERROR
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["CacheMemoryExhausted"]
 
@@ -38,7 +38,7 @@ _TARGETS: dict[str, tuple[str, ...]] = {
 _HEADROOM_S = 3600.0
 
 
-class CacheMemoryExhausted(Scenario):
+class CacheMemoryExhausted(SimScenario):
     family = "CacheMemoryExhausted"
     app = SOCIAL_NETWORK
     layer = "application"
@@ -65,7 +65,7 @@ class CacheMemoryExhausted(Scenario):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         redis = str(rng.choice(sorted(_TARGETS)))
         maxmemory = str(rng.choice(_TARGETS[redis]))
         policy = str(rng.choice(("noeviction", "volatile-lru")))
@@ -86,7 +86,7 @@ class CacheMemoryExhausted(Scenario):
         v = self.variant
         return RedisServerArgs(self.namespace, v["redis"], v["container"], ("--maxmemory", v["maxmemory"], "--maxmemory-policy", v["policy"]), tuple(v["original_args"]))
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         self._fault().inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -162,15 +162,14 @@ class CacheMemoryExhausted(Scenario):
         # an eviction policy or a larger limit in the redis Deployment is a correct repair too
         return [AllowedChange("Deployment", self.namespace, self.variant["redis"], "modified")]
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
         key = self.app.label_key
-        pods = [p for p in world.store.list("Pod", self.namespace) if (p["metadata"].get("labels") or {}).get(key) == v["redis"] and not p["metadata"].get("deletionTimestamp")]
-        states = [s for s in (state_for_pod(world, p) for p in pods) if s is not None]
+        pods = [p for p in backend.api.list("Pod", self.namespace) if (p["metadata"].get("labels") or {}).get(key) == v["redis"] and not p["metadata"].get("deletionTimestamp")]
+        states = [s for s in (backend.model.redis_state(p) for p in pods) if s is not None]
         if not states:
             return [Check("redis_accepts_writes", False, f"no running {v['redis']} process")]
-        res = world.last_traffic.get(self.app.name)
+        res = backend.model.traffic(self.app.name)
         rate = 0.0
         if res is not None:
             for call in (c for rt in self.app.requests for c in rt.calls):

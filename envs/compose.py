@@ -13,7 +13,8 @@ that must be fixed as well. Everything else is derived from the parts:
 - the reference solution repairs the major fault first, then the minor ones;
 - the wrong fixes are each part's own wrong fixes, plus repairing only the
   major or only a minor fault;
-- cause checks and allowed changes are the union of the parts'.
+- cause checks and allowed changes are the union of the parts';
+- the result is a :class:`SimScenario` when any part is one.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ import numpy as np
 
 from sre_env.rewards.base import AllowedChange, Check
 
-from .base import RootCause, Scenario
+from .base import RootCause, Scenario, SimScenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["compose", "ComposedScenario"]
 
@@ -58,7 +59,7 @@ class ComposedScenario(Scenario):
         parts = variant.get("parts") or [{}]
         return self.parts[0].split_key(parts[0])
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         drawn: list[dict[str, Any]] = []
         taken: set[str] = set()
         for part in self.parts:
@@ -71,7 +72,7 @@ class ComposedScenario(Scenario):
             drawn.append(v)
         return {"parts": drawn}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         for part in self.parts:
             part.inject(backend)
 
@@ -100,7 +101,7 @@ class ComposedScenario(Scenario):
                 out[f"{tag}_{name}"] = cmds
         return out
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         return [c for part in self.parts for c in part.cause_checks(backend)]
 
     def allowed_changes(self) -> list[AllowedChange]:
@@ -124,7 +125,8 @@ def compose(
     """A scenario class in which ``major`` and every ``minor`` fault happen at once.
 
     All parts must run on the same app. Register the result in a catalog module
-    (or pass it straight to ``SREEnv``) like any other scenario class.
+    (or pass it straight to ``SREEnv``) like any other scenario class. When a part
+    is simulator-only (:class:`SimScenario`), so is the result.
     """
     if not minor:
         raise ValueError("compose() needs a major fault and at least one minor fault")
@@ -145,4 +147,5 @@ def compose(
         "__module__": __name__,
         "__qualname__": name,
     }
-    return type(name, (ComposedScenario,), attrs)
+    bases: tuple[type, ...] = (ComposedScenario, SimScenario) if any(issubclass(p, SimScenario) for p in parts) else (ComposedScenario,)
+    return type(name, bases, attrs)

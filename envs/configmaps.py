@@ -27,13 +27,12 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
-from .app_common import DB_CLIENTS, live_pods, pods_serving
-from .base import RootCause
+from .app_common import DB_CLIENTS, find, live_pods, pods_serving
+from .base import RootCause, SimScenario
 from .service_fault import ServiceFault
-from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["ConfigMapDrift", "MissingConfigMap"]
 
@@ -42,7 +41,7 @@ def _baseline_data(app: Any, name: str) -> dict[str, str]:
     return dict(next(data for cm, data in app.config_maps if cm == name))
 
 
-class _ConfigMapScenario(ServiceFault):
+class _ConfigMapScenario(ServiceFault, SimScenario):
     app = HOTEL_RESERVATION
     layer = "application"
 
@@ -53,16 +52,15 @@ class _ConfigMapScenario(ServiceFault):
     def _roll(self) -> str:
         return f"kubectl rollout restart deployment/{self.variant['service']} -n {self.namespace}"
 
-    def _env_check(self, backend: "SimBackend") -> Check:
+    def _env_check(self, backend: "ModelBackend") -> Check:
         """The running pods were started with the ConfigMap's intended values."""
         v = self.variant
         want = _baseline_data(self.app, v["configmap"])
-        world = backend.world
         ctr = self.app.component(v["service"]).container
         pods = live_pods(backend, self.namespace, v["service"])
         bad = []
         for pod in pods:
-            env = pod_env(world, pod["metadata"]["uid"], ctr)
+            env = backend.model.pod_env(pod["metadata"]["uid"], ctr)
             diff = [f"{k}={env.get(k)!r}" for k, val in want.items() if env.get(k) != val]
             if diff:
                 bad.append(f"{pod['metadata']['name']}: {', '.join(diff)}")
@@ -91,7 +89,7 @@ class ConfigMapDrift(_ConfigMapScenario):
         compatible=("misconfigured_env",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(DB_CLIENTS))
         configmap = f"{service}-mongo-config"
         data = _baseline_data(self.app, configmap)
@@ -100,7 +98,7 @@ class ConfigMapDrift(_ConfigMapScenario):
         wrongs = (service, f"{service}_db", f"{value}-v2") if key == "MONGO_DATABASE" else ("test", data["MONGO_DATABASE"], service)
         return {"service": service, "configmap": configmap, "key": key, "value": value, "wrong": str(rng.choice(wrongs))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetConfigMapKey(self.namespace, v["configmap"], v["key"], v["wrong"], v["value"]).inject(backend)
         restart_deployment(backend, self.namespace, v["service"], "2026-03-02T08:58:00Z")
@@ -136,9 +134,9 @@ class ConfigMapDrift(_ConfigMapScenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("ConfigMap", self.namespace, self.variant["configmap"], "modified"), AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        cm = backend.world.store.find("ConfigMap", v["configmap"], self.namespace)
+        cm = find(backend, "ConfigMap", v["configmap"], self.namespace)
         value = (cm or {}).get("data", {}).get(v["key"]) if cm else None
         return [
             Check("configmap_restored", value == v["value"], f"{v['configmap']}.{v['key']} = {value!r} (intended {v['value']!r})"),
@@ -169,11 +167,11 @@ class MissingConfigMap(_ConfigMapScenario):
         detail_keys=("configmap",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(DB_CLIENTS))
         return {"service": service, "configmap": f"{service}-mongo-config"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         DeleteConfigMap(self.namespace, v["configmap"], tuple(sorted(_baseline_data(self.app, v["configmap"]).items()))).inject(backend)
         delete_pods(backend, self.namespace, f"io.kompose.service={v['service']}")
@@ -211,9 +209,9 @@ class MissingConfigMap(_ConfigMapScenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("ConfigMap", self.namespace, self.variant["configmap"], "created")]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        cm = backend.world.store.find("ConfigMap", v["configmap"], self.namespace)
+        cm = find(backend, "ConfigMap", v["configmap"], self.namespace)
         want = _baseline_data(self.app, v["configmap"])
         have = (cm or {}).get("data") or {}
         return [

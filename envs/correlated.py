@@ -17,18 +17,18 @@ from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.kubelet.eviction import KUBELET_CONFIG
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["CorrelatedKubeletConfig"]
 
 _GOOD_CA = "/etc/kubernetes/pki/ca.crt"
 
 
-class CorrelatedKubeletConfig(Scenario):
+class CorrelatedKubeletConfig(SimScenario):
     family = "Correlated"
     app = HOTEL_RESERVATION
     layer = "compound"
@@ -54,12 +54,12 @@ class CorrelatedKubeletConfig(Scenario):
         compatible=("node_failure", "kubelet_stopped"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         nodes = tuple(n for n in backend.nodes.names() if n.startswith("worker"))
         ca = str(rng.choice(("/etc/kubernetes/pki/ca-2026.crt", "/etc/kubernetes/pki/client-ca.pem", "/etc/pki/kubernetes/ca.crt")))
         return {"nodes": nodes, "ca": ca}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         for node in v["nodes"]:
             res = backend.nodes.exec(node, ["bash", "-c", f"sed -i 's#clientCAFile: .*#clientCAFile: {v['ca']}#' {KUBELET_CONFIG} && systemctl restart kubelet"])
@@ -105,6 +105,6 @@ class CorrelatedKubeletConfig(Scenario):
             "delete_pods": [f"kubectl delete pods -n {ns} --all"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        down = [n for n in self.variant["nodes"] if not backend.world.hosts[n].kubelet_connected()]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        down = [n for n in self.variant["nodes"] if not backend.model.host(n).kubelet_connected()]
         return [Check("kubelets_running", not down, f"kubelet not running on {', '.join(down)}" if down else "every worker's kubelet is up")]

@@ -19,16 +19,16 @@ from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 
-from .base import RootCause
+from .base import RootCause, SimScenario
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["CfsThrottling"]
 
 
-class CfsThrottling(ServiceFault):
+class CfsThrottling(ServiceFault, SimScenario):
     family = "CfsThrottling"
     app = HOTEL_RESERVATION
     layer = "os"
@@ -57,13 +57,12 @@ class CfsThrottling(ServiceFault):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         candidates = []
         for comp in self.app.components:
             if comp.role not in ("service", "frontend") or comp.kind != "Deployment":
                 continue
-            load = world.last_load.get(comp.name, 0.0)
+            load = backend.model.load(comp.name)
             if load >= 90.0:
                 candidates.append((comp, load))
         comp, load = candidates[int(rng.integers(0, len(candidates)))]
@@ -82,7 +81,7 @@ class CfsThrottling(ServiceFault):
             "previous_request": str((res.get("requests") or {}).get("cpu", "100m")),
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         CpuLimit(self.namespace, v["service"], v["container"], v["limit"], v["previous_limit"], v["previous_request"]).inject(backend)
 
@@ -115,7 +114,7 @@ class CfsThrottling(ServiceFault):
             "raise_requests_only": [f"kubectl set resources deployment/{v['service']} -n {ns} -c {v['container']} --requests=cpu={v['limit']}"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         pods = [p for p in backend.api.list("Pod", self.namespace, f"{self.app.label_key}={v['service']}") if not p["metadata"].get("deletionTimestamp")]
         bad = []

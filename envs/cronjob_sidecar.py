@@ -24,10 +24,11 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.timefmt import EPOCH, parse_iso
 from sre_env.sim.control.jobs import next_schedule
 
+from .app_common import find
 from .base import RootCause, Scenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["CronJobSidecarBlocks"]
 
@@ -65,7 +66,7 @@ class CronJobSidecarBlocks(Scenario):
     def extra_components(self) -> tuple[str, ...]:
         return (self.variant["cronjob"],)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(("mongodb-reservation", "mongodb-profile", "mongodb-rate")))
         short = db.removeprefix("mongodb-")
         # the CronJob is created now; its first run is the controller's Job "<cronjob>-<minutes since epoch>"
@@ -129,7 +130,7 @@ class CronJobSidecarBlocks(Scenario):
             },
         }
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "Backend") -> None:
         CreateObject(self._cronjob()).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -178,17 +179,16 @@ class CronJobSidecarBlocks(Scenario):
             "deadline_only": [f"kubectl patch cronjob {v['cronjob']} -n {ns} -p '{deadline}'", f"kubectl delete job {v['first_job']} -n {ns}", "sleep 300"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v, ns = self.variant, self.namespace
-        store = backend.world.store
-        cj = store.find("CronJob", v["cronjob"], ns)
+        cj = find(backend, "CronJob", v["cronjob"], ns)
         if cj is None:
             return [Check("backups_complete", False, f"cronjob/{v['cronjob']} was deleted: the database is no longer backed up")]
         if cj["spec"].get("suspend"):
             return [Check("backups_complete", False, f"cronjob/{v['cronjob']} is suspended")]
         now = backend.now
         stuck = []
-        for job in store.list("Job", ns):
+        for job in backend.api.list("Job", ns):
             if not any(r.get("uid") == cj["metadata"]["uid"] for r in job["metadata"].get("ownerReferences") or ()):
                 continue
             st = job.get("status") or {}

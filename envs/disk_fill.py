@@ -25,19 +25,19 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.node.diskfill import usage, writers_into
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .node_isolation import node_cause
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["DiskFull", "InodeExhaustion"]
 
 _DATABASES = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
-class _CronFill(Scenario):
+class _CronFill(SimScenario):
     """Shared parts: the node is the one holding a database's local volume."""
 
     app = HOTEL_RESERVATION
@@ -56,20 +56,20 @@ class _CronFill(Scenario):
     def cron_lines(self) -> tuple[str, ...]:
         raise NotImplementedError
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(_DATABASES))
         node = self._pv_node(backend, db)
         pinned = sorted(c.name for c in self.app.components if c.volume_claim and self._pv_node(backend, c.name) == node)
         callers = sorted({c.name for c in self.app.components for d in c.dependencies if d.service in pinned})
         return {"database": db, "node": node, "pinned": tuple(pinned), "callers": tuple(callers)}
 
-    def _pv_node(self, backend: "SimBackend", component: str) -> str:
+    def _pv_node(self, backend: "ModelBackend", component: str) -> str:
         comp = self.app.component(component)
         pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, self.namespace)
         pv = backend.api.get("PersistentVolume", pvc["spec"]["volumeName"])
         return str(pv["metadata"]["annotations"]["local.path.provisioner/selected-node"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         CronWriter(self.variant["node"], self.cron_name, self.cron_lines(), self.directory, self.history_s).inject(backend)
 
     def _affected(self) -> tuple[str, ...]:
@@ -119,8 +119,8 @@ class _CronFill(Scenario):
             "scale_to_zero": [f"kubectl scale deployment/{v['database']} -n {ns} --replicas=0", "sleep 30"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        host = backend.world.hosts[self.variant["node"]]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        host = backend.model.host(self.variant["node"])
         writers = writers_into(host, self.directory)
         root = host.disks[0]
         filled_b, filled_f = usage(host, self.directory)

@@ -19,13 +19,12 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import affected_requests, user_report
 from .node_isolation import node_cause
-from sre_env.sim.node.volumes import pod_volume_paths
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["DiskSector"]
 
@@ -33,7 +32,7 @@ __all__ = ["DiskSector"]
 _TARGETS = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
-class DiskSector(Scenario):
+class DiskSector(SimScenario):
     family = "DiskSector"
     app = HOTEL_RESERVATION
     #: databases with a local volume on a request path; ``for_app(app, targets=...)`` sets another app's
@@ -72,7 +71,7 @@ class DiskSector(Scenario):
         detail_keys=("device", "sectors", "database", "pvc"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(self.targets))
         ns = self.namespace
         comp = self.app.component(db)
@@ -105,7 +104,7 @@ class DiskSector(Scenario):
             "callers": tuple(callers_of(self.app, db)),
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         LatentSectorErrors(v["node"], v["device"], v["sectors"], v["fraction"], (v["path"],)).inject(backend)
 
@@ -182,11 +181,10 @@ class DiskSector(Scenario):
             *(AllowedChange("PersistentVolumeClaim", self.namespace, pvc, "*") for _, pvc in v["evacuate"]),
         ]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        world = backend.world
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         bad = []
-        for pod in world.store.list("Pod", self.namespace):
-            for node, disk, path in pod_volume_paths(world, pod):
+        for pod in backend.api.list("Pod", self.namespace):
+            for node, disk, path in backend.model.pod_volume_paths(pod):
                 if disk.read_error_fraction(path) > 0:
                     bad.append(f"{pod['metadata']['name']} on {node}:/dev/{disk.device}")
         return [Check("off_failing_disk", not bad, ("still on the failing disk: " + ", ".join(bad)) if bad else "no workload keeps data on the failing disk")]

@@ -23,10 +23,10 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.social_network import SOCIAL_NETWORK
 from sre_env.sim.runtime.social import GATEWAY, NGINX_CONF_KEY
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["EdgeFilterCpu"]
 
@@ -39,7 +39,7 @@ _RULES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-class EdgeFilterCpu(Scenario):
+class EdgeFilterCpu(SimScenario):
     family = "EdgeFilterCpu"
     app = SOCIAL_NETWORK
     layer = "application"
@@ -66,7 +66,7 @@ class EdgeFilterCpu(Scenario):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         idx = int(rng.integers(0, len(_RULES)))
         ticket, var, pattern, action = _RULES[idx]
         cm = backend.api.get("ConfigMap", GATEWAY, self.namespace)
@@ -83,7 +83,7 @@ class EdgeFilterCpu(Scenario):
         v = self.variant
         return NginxFilterRule(self.namespace, GATEWAY, NGINX_CONF_KEY, GATEWAY, _ANCHOR, v["rule"])
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         self._fault().inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -137,14 +137,12 @@ class EdgeFilterCpu(Scenario):
         # rewriting the rule with a linear regex (instead of deleting it) is a correct repair too
         return [AllowedChange("ConfigMap", self.namespace, GATEWAY, "modified")]
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
-        world = backend.world
-        model = world.app_models.get(self.app.name)
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         key = self.app.label_key
-        uids = [p["metadata"]["uid"] for p in world.store.list("Pod", self.namespace) if (p["metadata"].get("labels") or {}).get(key) == GATEWAY and not p["metadata"].get("deletionTimestamp")]
+        uids = [p["metadata"]["uid"] for p in backend.api.list("Pod", self.namespace) if (p["metadata"].get("labels") or {}).get(key) == GATEWAY and not p["metadata"].get("deletionTimestamp")]
         bad = []
         for uid in uids:
-            for rule in model.gateway_rules(world, uid) if model is not None else ():
+            for rule in backend.model.gateway_rules(self.app.name, uid):
                 if rule.catastrophic:
                     bad.append(f"{rule.subject} ~ {rule.pattern}")
         detail = ("the gateway still evaluates backtracking regexes: " + ", ".join(sorted(set(bad)))) if bad else "no backtracking regex in the running gateway's config"

@@ -24,12 +24,12 @@ from sre_env.rewards.base import AllowedChange, Check
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, ENVOY_CONFIG
 from sre_env.sim.runtime.envoy import re2_program_size, request_cost_ms
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .edge_filter import EdgeFilterCpu as _NginxEdgeFilter
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["EnvoyEdgeFilterCpu", "with_rule"]
 
@@ -73,7 +73,7 @@ def _configmap(text: str) -> str:
     )
 
 
-class EnvoyEdgeFilterCpu(Scenario):
+class EnvoyEdgeFilterCpu(SimScenario):
     family = "EdgeFilterCpu"
     app = ASTRONOMY_SHOP
     layer = "application"
@@ -89,12 +89,12 @@ class EnvoyEdgeFilterCpu(Scenario):
     def extra_components(self) -> tuple[str, ...]:
         return ("frontend-proxy-config",)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         idx = int(rng.integers(0, len(_RULES)))
         ticket, header, pattern = _RULES[idx]
         return {"ticket": ticket, "variable": header, "rule": pattern, "program_size": re2_program_size(pattern)}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         EnvoyConfigChange(self.namespace, with_rule(v["ticket"], v["variable"], v["rule"]), ENVOY_CONFIG).inject(backend)
 
@@ -143,10 +143,9 @@ class EnvoyEdgeFilterCpu(Scenario):
             ],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        world = backend.world
-        model = world.app_models[self.app.name]
-        serving = world.serving_by_component(self.namespace).get("frontend-proxy", ())
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        model = backend.model.app_model(self.app.name)
+        serving = backend.model.serving(self.namespace).get("frontend-proxy", ())
         costly = []
         for uid in serving:
             seen = model.edge_configs.get(uid)

@@ -24,11 +24,11 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
 from sre_env.sim.runtime.flagd import truthy
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import affected_requests, impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["FeatureFlag", "FLAG_SCENARIOS"]
 
@@ -54,7 +54,7 @@ def _yaml_block(text: str, indent: int) -> str:
     return "".join(pad + line + "\n" if line else "\n" for line in text.splitlines())
 
 
-class FeatureFlag(Scenario):
+class FeatureFlag(SimScenario):
     """Base of the per-flag scenarios: ``flag`` names the flag, ``variants`` the seed's choices."""
 
     family = "FeatureFlag"
@@ -81,12 +81,12 @@ class FeatureFlag(Scenario):
     def extra_components(self) -> tuple[str, ...]:
         return ("flagd-config",)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         variant = str(rng.choice(self.variants))
         value = FLAGS[self.flag][1][variant]
         return {"flag": self.flag, "variant": variant, "value": value}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         SetFeatureFlag(self.namespace, self.flag, self.variant["variant"]).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -143,8 +143,8 @@ class FeatureFlag(Scenario):
             "scale_flagd_to_zero": [f"kubectl scale deployment/flagd -n {ns} --replicas=0"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        model = backend.world.app_models[self.app.name]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        model = backend.model.app_model(self.app.name)
         value = model.flags.value(self.flag)
         ok = not truthy(value)
         served = "no flagd is serving flags" if not model.flags.values else f"flagd serves {self.flag}={json.dumps(value)}"

@@ -20,17 +20,18 @@ import yaml
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.control.namespaces import METRICS_APISERVICE, metrics_api_available, metrics_server_objects
+from sre_env.sim.control.namespaces import METRICS_APISERVICE, metrics_server_objects
 
-from .base import RootCause, Scenario
+from .app_common import find
+from .base import RootCause, SimScenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["FinalizerDeadlock"]
 
 
-class FinalizerDeadlock(Scenario):
+class FinalizerDeadlock(SimScenario):
     family = "FinalizerDeadlock"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -66,11 +67,11 @@ class FinalizerDeadlock(Scenario):
     def extra_namespaces(self) -> tuple[str, ...]:
         return ("kube-system",)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         mr = int(rng.integers(1200, 1900))
         return {"preview": f"hotel-reservation-mr-{mr}", "mr": mr}
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         api = backend.api
         # the preview environment CI created for the merge request
@@ -133,12 +134,11 @@ class FinalizerDeadlock(Scenario):
             "delete_apiservice": [f"kubectl delete apiservice {METRICS_APISERVICE}", "sleep 60"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
-        stuck = world.store.find("Namespace", v["preview"])
+        stuck = find(backend, "Namespace", v["preview"])
         checks = [Check("namespace_deleted", stuck is None, f"namespace {v['preview']} is still Terminating" if stuck is not None else f"namespace {v['preview']} finished deleting")]
-        ok = metrics_api_available(world)
+        ok = backend.model.metrics_api_available()
         checks.append(Check("metrics_api_available", ok, f"apiservice {METRICS_APISERVICE} is Available" if ok else f"the Metrics API ({METRICS_APISERVICE}) is not available"))
         return checks
 

@@ -17,20 +17,20 @@ from sre_env.faults.node_config import KubeletConfigEdit
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, EvictionState, _threshold_value, eviction_thresholds, signals
+from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, _threshold_value, eviction_thresholds
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["KubeletEvictionMisconfig"]
 
 _DATABASES = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
-class KubeletEvictionMisconfig(Scenario):
+class KubeletEvictionMisconfig(SimScenario):
     family = "KubeletEvictionMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -58,7 +58,7 @@ class KubeletEvictionMisconfig(Scenario):
         compatible=("resource_exhaustion", "untolerated_taint"),
     )
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(_DATABASES))
         ns = self.namespace
         comp = self.app.component(db)
@@ -78,7 +78,7 @@ class KubeletEvictionMisconfig(Scenario):
         callers = sorted({c.name for c in self.app.components for d in c.dependencies if d.service in pinned})
         return {"database": db, "node": node, "pinned": tuple(sorted(pinned)), "callers": tuple(callers), "signal": signal, "value": value, "default": DEFAULT_EVICTION_HARD[signal]}
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         KubeletConfigEdit(v["node"], f"{v['signal']}: {v['default']}", f"{v['signal']}: {v['value']}").inject(backend)
 
@@ -129,12 +129,10 @@ class KubeletEvictionMisconfig(Scenario):
             "rollout_restart": [f"kubectl rollout restart deployment/{v['database']} -n {ns}", "sleep 60"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
-        world = backend.world
-        host = world.hosts[self.variant["node"]]
-        managed = world.peek(EvictionState)
-        effective = (managed.nodes if managed is not None else {}).get(host.name, DEFAULT_EVICTION_HARD)
-        sig = signals(world, host)
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        host = backend.model.host(self.variant["node"])
+        effective = backend.model.eviction_thresholds(host.name)
+        sig = backend.model.eviction_signals(host.name)
         crossed = []
         for signal, value in sorted(effective.items()):
             if signal in sig:

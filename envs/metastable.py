@@ -15,7 +15,6 @@ overloaded pods only empties the queue for a few seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,36 +23,23 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
 
-from .base import RootCause, Scenario
+from sre_env.sim.traffic.triggers import CacheRestart, LoadSpike
+
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .service_fault import ServiceFault
-from sre_env.sim.runtime.podenv import go_memory_limit_mib, retry_limit
-from sre_env.sim.traffic.capacity import serving_capacity
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
-    from sre_env.sim.kernel.world import World
+    from sre_env.sim.model import ModelBackend
 
-__all__ = ["RetryStorm", "CacheFlushStampede", "GcDegradation", "LoadSpike", "CacheRestart"]
+__all__ = ["RetryStorm", "CacheFlushStampede", "GcDegradation"]
 
 #: the trigger: seconds after injection that the spike starts, and how long it lasts
 SPIKE_AT_S = 30.0
 SPIKE_S = 90.0
 
 
-@dataclass(frozen=True)
-class LoadSpike:
-    """A timed change of the load generator's rate (a marketing e-mail, a crawler)."""
-
-    app: str
-    factor: float
-    tag: str = "trigger"
-
-    def fire(self, world: "World") -> None:
-        world.set_load_factor(self.app, self.factor)
-
-
-class RetryStorm(Scenario):
+class RetryStorm(SimScenario):
     family = "RetryStorm"
     app = HOTEL_RESERVATION
     layer = "compound"
@@ -79,13 +65,13 @@ class RetryStorm(Scenario):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
+        model = backend.model
         front = self.app.component(self.app.entrypoint)
-        upstreams = sorted({d.service for d in front.dependencies if self.app.component(d.service).role == "service" and world.last_load.get(d.service, 0.0) >= 90.0})
+        upstreams = sorted({d.service for d in front.dependencies if self.app.component(d.service).role == "service" and model.load(d.service) >= 90.0})
         upstream = upstreams[int(rng.integers(0, len(upstreams)))]
         comp = self.app.component(upstream)
-        load = world.last_load[upstream]
+        load = model.load(upstream)
         retries = int(rng.choice((3, 4)))
         # the upstream's CPU limit leaves 60-80 % headroom over normal peak: fine without retries
         headroom = float(rng.choice((1.6, 1.8)))
@@ -101,7 +87,7 @@ class RetryStorm(Scenario):
             "frontend_container": front.container,
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         ns = self.namespace
         # latent conditions: last week's client upgrade turned on retries; the upstream was right-sized
@@ -109,15 +95,14 @@ class RetryStorm(Scenario):
         backend.api.patch("Deployment", v["upstream"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
         self._spike(backend, SPIKE_AT_S)
 
-    def replay_trigger(self, backend: "SimBackend") -> str:
+    def replay_trigger(self, backend: "ModelBackend") -> str:
         return self._spike(backend, 1.0)
 
-    def _spike(self, backend: "SimBackend", delay_s: float) -> str:
+    def _spike(self, backend: "ModelBackend", delay_s: float) -> str:
         v = self.variant
-        world = backend.world
-        start = world.clock.now + delay_s
-        world.clock.schedule(start, LoadSpike(self.app.name, v["spike"]))
-        world.clock.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
+        start = backend.now + delay_s
+        backend.model.schedule(start, LoadSpike(self.app.name, v["spike"]))
+        backend.model.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
         return f"load x{v['spike']} for {SPIKE_S:.0f}s"
 
     def root_cause(self) -> RootCause:
@@ -169,21 +154,21 @@ class RetryStorm(Scenario):
         # fewer retries, or more capacity for the upstream (a higher limit or more replicas)
         return [AllowedChange("Deployment", ns, v["frontend"], "modified"), AllowedChange("Deployment", ns, v["upstream"], "modified")]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         """No self-sustaining overload at normal load: the retried load fits the upstream."""
         v = self.variant
-        world = backend.world
-        serving = world.serving_by_component(self.namespace)
+        model = backend.model
+        serving = model.serving(self.namespace)
         front_pods = serving.get(v["frontend"], ())
         up_pods = serving.get(v["upstream"], ())
-        retries = retry_limit(world, self.app.component(v["frontend"]), front_pods) if front_pods else 0
-        capacity = serving_capacity(world, self.app.component(v["upstream"]), up_pods) if up_pods else 0.0
+        retries = model.retry_limit(self.app.component(v["frontend"]), front_pods) if front_pods else 0
+        capacity = model.serving_capacity(self.app.component(v["upstream"]), up_pods) if up_pods else 0.0
         sustained = (retries + 1) * v["load"]
         ok = capacity > sustained
         return [Check("no_sustaining_retry_loop", ok, f"{v['upstream']} capacity ~{capacity:.0f}/s vs {sustained:.0f}/s of fully retried load (RETRY_MAX={retries})")]
 
 
-class CacheFlushStampede(Scenario):
+class CacheFlushStampede(SimScenario):
     """A cache restarts empty; the reads that now miss it overwhelm the database behind it.
 
     The database's CPU limit fits the warm-cache load with room to spare, not the
@@ -218,28 +203,28 @@ class CacheFlushStampede(Scenario):
         compatible=("resource_exhaustion", "cfs_throttling"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
+        model = backend.model
         pairs = []
         for comp in self.app.components:
             caches = [d.service for d in comp.dependencies if self.app.component(d.service).role == "cache"]
-            dbs = [d.service for d in comp.dependencies if self.app.component(d.service).role == "database" and world.last_load.get(d.service, 0.0) > 10.0]
+            dbs = [d.service for d in comp.dependencies if self.app.component(d.service).role == "database" and model.load(d.service) > 10.0]
             if caches and dbs:
                 pairs.append((dbs[0], caches[0], comp.name))
         db, cache, caller = pairs[int(rng.integers(0, len(pairs)))]
         spec = self.app.component(db)
-        load = world.last_load[db]
+        load = model.load(db)
         headroom = float(rng.choice((2.5, 3.0)))
         limit_m = int(1 + headroom * load * spec.latency_ms * CPU_MS_PER_REQUEST_MS)
         return {"database": db, "cache": cache, "caller": caller, "container": spec.container, "limit": f"{limit_m}m", "load": float(load)}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
-        backend.world.clock.schedule(backend.world.clock.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
+        backend.model.schedule(backend.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
 
-    def replay_trigger(self, backend: "SimBackend") -> str:
-        backend.world.clock.schedule(backend.world.clock.now + 1.0, CacheRestart(self.namespace, self.variant["cache"]))
+    def replay_trigger(self, backend: "ModelBackend") -> str:
+        backend.model.schedule(backend.now + 1.0, CacheRestart(self.namespace, self.variant["cache"]))
         return f"restarted {self.variant['cache']} (empty cache)"
 
     def root_cause(self) -> RootCause:
@@ -285,31 +270,16 @@ class CacheFlushStampede(Scenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("Deployment", self.namespace, self.variant["database"], "modified")]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         """The database can take the cold-cache load: every read the cache would have served."""
         v = self.variant
-        world = backend.world
-        pods = world.serving_by_component(self.namespace).get(v["database"], ())
-        capacity = serving_capacity(world, self.app.component(v["database"]), pods) if pods else 0.0
+        pods = backend.model.serving(self.namespace).get(v["database"], ())
+        capacity = backend.model.serving_capacity(self.app.component(v["database"]), pods) if pods else 0.0
         cold_load = v["load"] * 10.0  # the callers' reads behind a cache miss 1 in 10
         return [Check("database_survives_a_cold_cache", capacity > cold_load, f"{v['database']} capacity ~{capacity:.0f}/s vs ~{cold_load:.0f}/s with a cold cache")]
 
 
-@dataclass(frozen=True)
-class CacheRestart:
-    """The cache's pod goes away (evicted in maintenance, OOM) and comes back empty."""
-
-    namespace: str
-    cache: str
-    tag: str = "trigger"
-
-    def fire(self, world: "World") -> None:
-        for pod in world.store.list("Pod", self.namespace):
-            if pod["metadata"]["name"].rsplit("-", 2)[0] == self.cache and not pod["metadata"].get("deletionTimestamp"):
-                world.delete_pod(pod)
-
-
-class GcDegradation(ServiceFault):
+class GcDegradation(ServiceFault, SimScenario):
     """A Go service with a tight ``GOMEMLIMIT`` falls into a GC death spiral under a burst.
 
     Queued requests are live heap; near the soft limit the Go runtime collects
@@ -344,11 +314,11 @@ class GcDegradation(ServiceFault):
         compatible=("resource_exhaustion", "cfs_throttling"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
-        options = [c for c in self.app.components if c.role in ("service", "frontend") and c.kind == "Deployment" and world.last_load.get(c.name, 0.0) >= 90.0]
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
+        model = backend.model
+        options = [c for c in self.app.components if c.role in ("service", "frontend") and c.kind == "Deployment" and model.load(c.name) >= 90.0]
         comp = options[int(rng.integers(0, len(options)))]
-        load = world.last_load[comp.name]
+        load = model.load(comp.name)
         headroom = float(rng.choice((1.5, 1.7)))
         # a soft limit a little above the steady heap: fine until a backlog has to live in it
         memlimit = int(comp.memory_mib * float(rng.choice((1.3, 1.4))))
@@ -360,20 +330,19 @@ class GcDegradation(ServiceFault):
             "spike": 2.0,
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         patch = {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "env": [{"name": "GOMEMLIMIT", "value": v["gomemlimit"]}], "resources": {"limits": {"cpu": v["cpu_limit"]}}}]}}}}
         backend.api.patch("Deployment", v["service"], self.namespace, patch, "strategic")
         self._spike(backend, SPIKE_AT_S)
 
-    def replay_trigger(self, backend: "SimBackend") -> str:
+    def replay_trigger(self, backend: "ModelBackend") -> str:
         return self._spike(backend, 1.0)
 
-    def _spike(self, backend: "SimBackend", delay_s: float) -> str:
-        world = backend.world
-        start = world.clock.now + delay_s
-        world.clock.schedule(start, LoadSpike(self.app.name, self.variant["spike"]))
-        world.clock.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
+    def _spike(self, backend: "ModelBackend", delay_s: float) -> str:
+        start = backend.now + delay_s
+        backend.model.schedule(start, LoadSpike(self.app.name, self.variant["spike"]))
+        backend.model.schedule(start + SPIKE_S, LoadSpike(self.app.name, 1.0))
         return f"load x{self.variant['spike']} for {SPIKE_S:.0f}s"
 
     def root_cause(self) -> RootCause:
@@ -404,12 +373,11 @@ class GcDegradation(ServiceFault):
         ns = self.namespace
         return {**self.blind_fixes(v["service"]), "restart_frontend": [f"kubectl rollout restart deployment/{self.app.entrypoint} -n {ns}"]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         """The runtime has room for a backlog: the soft limit leaves headroom over the steady heap."""
         v = self.variant
-        world = backend.world
         comp = self.app.component(v["service"])
-        pods = world.serving_by_component(self.namespace).get(v["service"], ())
-        limit = go_memory_limit_mib(world, comp, pods) if pods else 0.0
+        pods = backend.model.serving(self.namespace).get(v["service"], ())
+        limit = backend.model.go_memory_limit_mib(comp, pods) if pods else 0.0
         ok = bool(pods) and (limit == 0.0 or limit >= 3.0 * comp.memory_mib)
         return [Check("gc_headroom", ok, f"GOMEMLIMIT {'unset' if not limit else f'{limit:.0f}MiB'} vs steady heap ~{comp.memory_mib:.0f}MiB")]

@@ -12,16 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.errors import ApiError
 from sre_env.faults.workload import RemoveEnvVar
 from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.model import ModelBackend
 
-from .app_common import misrouted_pods
+from .app_common import api_pod_env, misrouted_pods
 from .base import RootCause
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["MissingEnvVar"]
 
@@ -58,7 +60,7 @@ class MissingEnvVar(ServiceFault):
         detail_keys=("variable", "expected_value"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_SERVICES))
         comp = self.app.component(service)
         candidates = [d.address_env for d in comp.dependencies if d.address_env and d.protocol in ("mongodb", "consul") and d.address_env in comp.required_env]
@@ -66,7 +68,7 @@ class MissingEnvVar(ServiceFault):
         value = dict(comp.env)[var]
         return {"service": service, "container": comp.container, "var": var, "value": value}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         RemoveEnvVar(self.namespace, v["service"], v["container"], v["var"], v["value"]).inject(backend)
 
@@ -94,16 +96,40 @@ class MissingEnvVar(ServiceFault):
         port = v["value"].rsplit(":", 1)[-1]
         return self.service_wrong_fixes(wrong_value=[f"kubectl set env deployment/{v['service']} -n {ns} -c {v['container']} {v['var']}=localhost:{port}"])
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         """The running pods see the variable with a value that reaches its dependency.
 
         This is the live system; whether the fix is persisted in the Deployment is the
-        durability gate's question (it restarts everything and looks again).
+        durability gate's question (it restarts everything and looks again). On the
+        simulator the value is resolved the way the process dials it; over the API it
+        must name the dependency's Service and a port that Service serves.
         """
         v = self.variant
         dep = next(d for d in self.app.component(v["service"]).dependencies if d.address_env == v["var"])
-        n, bad = misrouted_pods(backend, self.app, self.pod_selector(v["service"]), v["container"], v["var"], dep.service, dep.port, exact_port=False, unset=None)
+        if isinstance(backend, ModelBackend):
+            n, bad = misrouted_pods(backend, self.app, self.pod_selector(v["service"]), v["container"], v["var"], dep.service, dep.port, exact_port=False, unset=None)
+        else:
+            n, bad = self._misnamed_pods(backend, dep.service, dep.port)
         if not n:
             return [Check("variable_restored", False, f"no pod of {v['service']} is running")]
         detail = "; ".join(bad) if bad else f"every {v['service']} pod has {v['var']} reaching {dep.service}:{dep.port}"
         return [Check("variable_restored", not bad, detail)]
+
+    def _misnamed_pods(self, backend: "Backend", service: str, port: int) -> tuple[int, list[str]]:
+        """The live pods, and ``<pod>: VAR='value'`` for each whose variable (as the API describes the
+        pod's environment) does not name ``service:port`` on a port the Service serves."""
+        v = self.variant
+        api = backend.api
+        pods = [p for p in api.list("Pod", self.namespace, self.pod_selector(v["service"])) if not p["metadata"].get("deletionTimestamp")]
+        try:
+            svc = api.get("Service", service, self.namespace)
+            ports = {int(p["port"]) for p in svc["spec"].get("ports") or ()}
+        except ApiError:
+            ports = set()
+        bad = []
+        for pod in pods:
+            value = api_pod_env(api, pod, v["container"]).get(v["var"])
+            host, _, got = (value or "").rpartition(":")
+            if not (value and host.split(".")[0] == service and got.isdigit() and int(got) == port and int(got) in ports):
+                bad.append(f"{pod['metadata']['name']}: {v['var']}={value!r}")
+        return len(pods), bad

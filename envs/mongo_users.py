@@ -27,29 +27,29 @@ from sre_env.faults.app_config import MongoShell, SetSecretKey
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.runtime.mongo_auth import client_error, user_store
+from sre_env.sim.runtime.mongo_auth import client_error
 
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
-from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["MongoAuthRevoked", "MongoUserMissing", "StaleSecretCredentials"]
 
 
-def _secret_value(backend: "SimBackend", namespace: str, name: str, key: str) -> str:
+def _secret_value(backend: "Backend", namespace: str, name: str, key: str) -> str:
     sec = backend.api.get("Secret", name, namespace)
     return base64.b64decode(sec["data"][key]).decode()
 
 
-class _MongoUserScenario(Scenario):
+class _MongoUserScenario(SimScenario):
     app = HOTEL_RESERVATION
     layer = "application"
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(DB_CLIENTS))
         secret = f"mongodb-{service}-credentials"
         return {
@@ -93,19 +93,18 @@ class _MongoUserScenario(Scenario):
             "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         """The service's pods, with the environment they run with, may read and write their data."""
         v = self.variant
-        world = backend.world
         dbs = live_pods(backend, self.namespace, v["database"])
-        store = user_store(world, dbs[0]) if dbs else None
+        store = backend.model.mongo_users(dbs[0]) if dbs else None
         if store is None:
             return [Check("database_access", False, f"no {v['database']} pod with access control running")]
         ctr = self.app.component(v["service"]).container
         problems = []
         pods = live_pods(backend, self.namespace, v["service"])
         for pod in pods:
-            env = pod_env(world, pod["metadata"]["uid"], ctr)
+            env = backend.model.pod_env(pod["metadata"]["uid"], ctr)
             err = client_error(store, env, v["db"], (("find", COLLECTION[v["service"]]), ("insert", COLLECTION[v["service"]])))
             if err:
                 problems.append(f"{pod['metadata']['name']}: {err}")
@@ -137,7 +136,7 @@ class MongoAuthRevoked(_MongoUserScenario):
         detail_keys=("user", "role", "db"),
     )
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         roles = f'[{{role: "readWrite", db: "{v["db"]}"}}]'
         MongoShell(self.namespace, v["database"], v["root_user"], v["root_password"], f'db.revokeRolesFromUser("{v["user"]}", {roles})', f'db.grantRolesToUser("{v["user"]}", {roles})').inject(backend)
@@ -187,7 +186,7 @@ class MongoUserMissing(_MongoUserScenario):
         detail_keys=("user", "auth_db", "db"),
     )
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         undo = f'db.createUser({{user: "{v["user"]}", pwd: "{v["password"]}", roles: [{{role: "readWrite", db: "{v["db"]}"}}]}})'
         MongoShell(self.namespace, v["database"], v["root_user"], v["root_password"], f'db.dropUser("{v["user"]}")', undo).inject(backend)
@@ -241,13 +240,13 @@ class StaleSecretCredentials(_MongoUserScenario):
         compatible=("mongo_user_missing",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         v = super().draw_variant(backend, rng)
         # the rotation job's output; a few fixed values keep developed incidents cacheable
         v["new_password"] = f"{v['service']}-" + str(rng.choice(("q7Rx2mWp9LtZ", "Hc4vN8eKs3Ju", "Zt6pB2wYg9Dm", "Lm3kV7rQx5Ea")))
         return v
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         MongoShell(self.namespace, v["database"], v["root_user"], v["root_password"], f'db.changeUserPassword("{v["user"]}", "{v["new_password"]}")', f'db.changeUserPassword("{v["user"]}", "{v["password"]}")').inject(backend)
         SetSecretKey(self.namespace, v["secret"], "password", v["new_password"], v["password"]).inject(backend)

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.rewards.base import Check
 from sre_env.apps.base import AppSpec
-from sre_env.sim.network.routing import resolve_route
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["callers_of", "request_path_callees", "component_nodes", "caller_routes_check", "dep_address"]
 
@@ -29,7 +29,7 @@ def callers_of(app: AppSpec, callee: str) -> list[str]:
     return sorted({caller for caller, c in request_path_callees(app) if c == callee})
 
 
-def component_nodes(backend: "SimBackend", namespace: str, label_key: str = "io.kompose.service") -> dict[str, list[str]]:
+def component_nodes(backend: "Backend", namespace: str, label_key: str = "io.kompose.service") -> dict[str, list[str]]:
     """component -> nodes its live pods run on."""
     out: dict[str, list[str]] = {}
     for pod in backend.api.list("Pod", namespace):
@@ -52,17 +52,17 @@ def dep_address(app: AppSpec, caller: str, callee: str) -> tuple[str, int]:
     return f"{callee}:{port}", port
 
 
-def caller_routes_check(backend: "SimBackend", app: AppSpec, callee: str, callers: list[str], name: str = "callers_reach_service") -> Check:
+def caller_routes_check(backend: "ModelBackend", app: AppSpec, callee: str, callers: list[str], name: str = "callers_reach_service") -> Check:
     """Every live pod of each caller reaches ``callee`` the way the caller dials it."""
-    world = backend.world
+    model = backend.model
     bad = []
     checked = 0
-    for pod in world.store.list("Pod", app.namespace):
+    for pod in backend.api.list("Pod", app.namespace):
         comp = (pod["metadata"].get("labels") or {}).get(app.label_key)
-        if comp not in callers or pod["metadata"].get("deletionTimestamp") or pod["metadata"]["uid"] not in world.runtimes:
+        if comp not in callers or pod["metadata"].get("deletionTimestamp") or model.runtime(pod["metadata"]["uid"]) is None:
             continue
         addr, port = dep_address(app, comp, callee)
-        route = resolve_route(world, app.namespace, addr, port, client=pod["metadata"]["uid"])
+        route = model.route(app.namespace, addr, port, client=pod["metadata"]["uid"])
         checked += 1
         if route.ok < 0.999:
             bad.append(f"{pod['metadata']['name']} -> {addr}: {route.error}")

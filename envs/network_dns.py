@@ -24,14 +24,15 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import dns
 from sre_env.apps.base import AppSpec
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network.netmodel import client_for, resolve_from
 
-from .base import RootCause, Scenario
+from .app_common import find
+from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
 from .net_common import callers_of, caller_routes_check, request_path_callees
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["ServiceDNSFailure", "StaleCoreDNSConfig", "WrongDNSPolicy"]
 
@@ -62,18 +63,16 @@ def _dns_targets(app: AppSpec) -> tuple[str, ...]:
     return tuple(sorted({callee for caller, callee in request_path_callees(app) if callee != app.entrypoint and critical(caller, callee)}))
 
 
-def _names_resolve(backend: "SimBackend", app: AppSpec, service: str, callers: list[str]) -> Check:
-    world = backend.world
+def _names_resolve(backend: "ModelBackend", app: AppSpec, service: str, callers: list[str]) -> Check:
     bad, checked = [], 0
-    for pod in world.store.list("Pod", app.namespace):
+    for pod in backend.api.list("Pod", app.namespace):
         comp = (pod["metadata"].get("labels") or {}).get(app.label_key)
         if comp not in callers or pod["metadata"].get("deletionTimestamp"):
             continue
-        src = client_for(world, pod["metadata"]["uid"])
-        if src is None or not src.ip:
+        ans = backend.model.resolve_name(pod["metadata"]["uid"], service)
+        if ans is None:
             continue
         checked += 1
-        ans = resolve_from(world, src, service)
         if ans.ip is None:
             bad.append(f"{pod['metadata']['name']}: {ans.error}")
     if not checked:
@@ -81,7 +80,7 @@ def _names_resolve(backend: "SimBackend", app: AppSpec, service: str, callers: l
     return Check("service_name_resolves", not bad, "; ".join(bad[:3]) if bad else f"{service} resolves from {', '.join(callers)}")
 
 
-class _CorefileScenario(Scenario):
+class _CorefileScenario(SimScenario):
     app = HOTEL_RESERVATION
     layer = "network"
     difficulty = "medium"
@@ -95,11 +94,11 @@ class _CorefileScenario(Scenario):
     def snippet(self, service: str, fqdn: str) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_dns_targets(self.app)))
         return {"service": service, "fqdn": f"{service}.{self.namespace}.svc.cluster.local", "callers": tuple(callers_of(self.app, service))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         CorefileEdit(self.snippet(v["service"], v["fqdn"]), dns.DEFAULT_COREFILE).inject(backend)
 
@@ -126,7 +125,7 @@ class _CorefileScenario(Scenario):
             "scale_target_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return [_names_resolve(backend, self.app, v["service"], list(v["callers"])), caller_routes_check(backend, self.app, v["service"], list(v["callers"]))]
 
@@ -196,7 +195,7 @@ class StaleCoreDNSConfig(_CorefileScenario):
         compatible=("network_fault", "coredns_nxdomain_template", "service_deleted"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         v = super().draw_variant(backend, rng)
         old_ns = str(rng.choice((f"{self.namespace}-v1", f"{self.namespace}-legacy", f"{self.namespace}-old")))
         v["rewritten_to"] = f"{v['service']}.{old_ns}.svc.cluster.local"
@@ -245,11 +244,11 @@ class WrongDNSPolicy(Scenario):
         compatible=("network_fault", "service_deleted"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         target = str(rng.choice(_POLICY_TARGETS))
         return {"deployment": target, "dnsPolicy": "Default", "callers": tuple(callers_of(self.app, target))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         PodDnsPolicy(self.namespace, self.variant["deployment"], "Default").inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -285,9 +284,9 @@ class WrongDNSPolicy(Scenario):
     def wrong_fixes(self) -> dict[str, list[str]]:
         return {**self.blind_fixes(self.variant["deployment"]), "restart_coredns": ["kubectl rollout restart deployment/coredns -n kube-system"]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         d = self.variant["deployment"]
-        dep = backend.world.store.find("Deployment", d, self.namespace)
+        dep = find(backend, "Deployment", d, self.namespace)
         if dep is None:
             return [Check("pods_use_cluster_dns", False, f"deployment/{d} is gone")]
         spec = dep["spec"]["template"]["spec"]

@@ -28,17 +28,17 @@ from sre_env.sim.network import kubeproxy
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.timefmt import iso
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .net_common import caller_routes_check, callers_of, component_nodes, request_path_callees
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["IngressMisroute", "KubeProxyBroken"]
 
 
-class IngressMisroute(Scenario):
+class IngressMisroute(SimScenario):
     family = "IngressMisroute"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -68,7 +68,7 @@ class IngressMisroute(Scenario):
     def extra_namespaces(self) -> tuple[str, ...]:
         return ("ingress-nginx",)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         ing = ingress_model.app_ingress(self.app)
         kind = str(rng.choice(("port", "service", "path")))
         spec = copy.deepcopy(ing["spec"])
@@ -87,7 +87,7 @@ class IngressMisroute(Scenario):
             backend_text = "recommendation:8085"
         return {"kind": kind, "ingress": ing["metadata"]["name"], "path": path, "backend": backend_text, "spec": spec, "original": ing["spec"]}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         IngressEdit(self.namespace, v["ingress"], v["spec"], v["original"]).inject(backend)
 
@@ -132,8 +132,8 @@ class IngressMisroute(Scenario):
             "scale_frontend_up": [f"kubectl scale deployment/frontend -n {ns} --replicas=3"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        routes = ingress_model.entry_routes(backend.world, self.app) or {}
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        routes = backend.model.entry_routes(self.app) or {}
         bad = [f"{name}: {r.error}" for name, r in sorted(routes.items()) if r.ok < 0.999]
         return [Check("edge_routes_to_frontend", bool(routes) and not bad, "; ".join(bad[:3]) if bad else "every request path reaches frontend through the ingress")]
 
@@ -154,7 +154,7 @@ def _proxy_targets(app: Any) -> tuple[str, ...]:
     return tuple(sorted(c.name for c in app.components if c.name in callees and c.kind == "Deployment" and not c.volume_claim and c.name != app.entrypoint))
 
 
-class KubeProxyBroken(Scenario):
+class KubeProxyBroken(SimScenario):
     family = "KubeProxyBroken"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -184,13 +184,13 @@ class KubeProxyBroken(Scenario):
     def extra_namespaces(self) -> tuple[str, ...]:
         return ("kube-system",)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         nodes = component_nodes(backend, self.namespace, self.app.label_key)
         options = []
         for svc in _proxy_targets(self.app):
             for caller in callers_of(self.app, svc):
                 for node in nodes.get(caller, ()):
-                    if backend.world.hosts[node].index > 0:
+                    if backend.model.host(node).index > 0:
                         options.append((svc, node))
         options = sorted(set(options))
         svc, node = options[int(rng.integers(0, len(options)))]
@@ -198,7 +198,7 @@ class KubeProxyBroken(Scenario):
         tag = str(rng.choice(_BAD_TAGS))
         return {"service": svc, "node": node, "callers": callers, "image": f"registry.k8s.io/kube-proxy:{tag}", "good_image": kubeproxy.KUBE_PROXY_IMAGE}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         KubeProxyBadImage(v["node"], v["image"], v["good_image"]).inject(backend)
         # the canary was yesterday's; today's routine deploy of a backend moves it to a new pod
@@ -246,10 +246,9 @@ class KubeProxyBroken(Scenario):
             "restart_proxy_daemonset": ["kubectl rollout restart daemonset/kube-proxy -n kube-system"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
-        down = [n for n in sorted(world.hosts) if not kubeproxy.proxy_live(world, n)]
+        down = [n for n in sorted(backend.model.hosts()) if not backend.model.kube_proxy_live(n)]
         return [
             Check("kube_proxy_running", not down, ("no kube-proxy serving on " + ", ".join(down)) if down else "kube-proxy serves on every node"),
             caller_routes_check(backend, self.app, v["service"], list(v["callers"])),

@@ -27,17 +27,18 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import user_report
 
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["PodCIDRExhaustion"]
 
 
-def _stateless_on(backend: "SimBackend", namespace: str, node: str) -> list[str]:
+def _stateless_on(backend: "Backend", namespace: str, node: str) -> list[str]:
     out = []
     for pod in backend.api.list("Pod", namespace):
         owner = next((r for r in pod["metadata"].get("ownerReferences") or () if r.get("kind") == "ReplicaSet"), None)
@@ -47,7 +48,7 @@ def _stateless_on(backend: "SimBackend", namespace: str, node: str) -> list[str]
     return sorted(c for c in out if c)
 
 
-class PodCIDRExhaustion(Scenario):
+class PodCIDRExhaustion(SimScenario):
     family = "PodCIDRExhaustion"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -78,9 +79,9 @@ class PodCIDRExhaustion(Scenario):
         # the leaked host-local IPAM reservations are the fault
         return ("/var/lib/cni/networks",)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
-        workers = sorted(h for h in world.hosts if world.hosts[h].index > 0)
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
+        hosts = backend.model.hosts()
+        workers = sorted(h for h in hosts if hosts[h].index > 0)
         pairs = []
         for node in workers:
             for drained in workers:
@@ -90,11 +91,11 @@ class PodCIDRExhaustion(Scenario):
         node, drained, movers = pairs[int(rng.integers(0, len(pairs)))]
         cidr = backend.api.get("Node", node)["spec"]["podCIDR"]
         _, _, usable = nodenet.ipam_range(cidr)
-        live = set(nodenet.in_use(world, node))
+        live = set(backend.model.pod_ips_in_use(node))
         leaked = tuple(ip for ip in usable if ip not in live)
         return {"node": node, "drained": drained, "pod_cidr": cidr, "movers": movers, "leaked": leaked, "nodes": (node,)}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         files = tuple((ip, hashlib.blake2b(f"stale/{v['node']}/{ip}".encode(), digest_size=32).hexdigest()) for ip in v["leaked"])
         LeakedPodIPs(v["node"], files).inject(backend)
@@ -152,11 +153,10 @@ class PodCIDRExhaustion(Scenario):
             "scale_movers_to_zero": [f"kubectl scale deployment/{c} -n {ns} --replicas=0" for c in v["movers"]],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
-        live = set(nodenet.in_use(world, v["node"]))
-        stale = [ip for ip in nodenet.leaked_reservations(world.hosts[v["node"]]) if ip not in live]
+        live = set(backend.model.pod_ips_in_use(v["node"]))
+        stale = [ip for ip in nodenet.leaked_reservations(backend.model.host(v["node"])) if ip not in live]
         _, _, usable = nodenet.ipam_range(v["pod_cidr"])
         free = len(usable) - len(live) - len(stale)
         return [Check("pod_cidr_has_room", not stale, f"{v['node']}: {len(stale)} stale reservations, {free} free addresses in {v['pod_cidr']}")]

@@ -28,13 +28,15 @@ from sre_env.kube.selectors import label_selector_matches
 from sre_env.sim.network import netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
-from .base import RootCause, Scenario
+from .app_common import find
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .net_common import caller_routes_check, callers_of, component_nodes, request_path_callees
 from .traffic_policy import InternalTrafficPolicyLocal as SocialInternalTrafficPolicyLocal
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["NetworkPolicyBlock", "InternalTrafficPolicyLocal", "NetworkPartition"]
 
@@ -42,7 +44,7 @@ _GO = ("frontend", "search", "geo", "rate", "profile", "recommendation", "user",
 _DB_CLIENTS = (("mongodb-profile", "profile"), ("mongodb-rate", "rate"), ("mongodb-reservation", "reservation"))
 
 
-class NetworkPolicyBlock(Scenario):
+class NetworkPolicyBlock(SimScenario):
     family = "NetworkPolicyBlock"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -70,7 +72,7 @@ class NetworkPolicyBlock(Scenario):
     def extra_components(self) -> tuple[str, ...]:
         return (self.variant.get("policy", ""),)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         kind = str(rng.choice(("ingress_label", "egress_dns")))
         if kind == "ingress_label":
             db, client = _DB_CLIENTS[int(rng.integers(0, len(_DB_CLIENTS)))]
@@ -90,7 +92,7 @@ class NetworkPolicyBlock(Scenario):
             spec = {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [{"podSelector": {}}]}]}
         return {"kind": "NetworkPolicy", "apiVersion": "networking.k8s.io/v1", "metadata": meta, "spec": spec}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         CreateNetworkPolicy(self._policy()).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -154,25 +156,25 @@ class NetworkPolicyBlock(Scenario):
             fixes["restart_coredns"] = ["kubectl rollout restart deployment/coredns -n kube-system"]
         return fixes
 
-    def _probe_peer(self, world: Any, component: str) -> netpol.Peer:
-        for pod in world.store.list("Pod", self.namespace):
+    def _probe_peer(self, backend: "ModelBackend", component: str) -> netpol.Peer:
+        for pod in backend.api.list("Pod", self.namespace):
             if (pod["metadata"].get("labels") or {}).get("io.kompose.service") == component:
-                return netpol.peer_for_pod(world, pod)
+                return backend.model.policy_peer(pod)
         return netpol.Peer(ip="10.244.9.9", namespace=self.namespace, labels=(("io.kompose.service", component),))
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
+        model = backend.model
         if v["kind"] == "ingress_label":
             reach = caller_routes_check(backend, self.app, v["target"], [v["client"]])
-            db = self._probe_peer(world, v["target"])
-            other = self._probe_peer(world, "frontend")
-            kept = not netpol.allowed(world, other, db, 27017)
+            db = self._probe_peer(backend, v["target"])
+            other = self._probe_peer(backend, "frontend")
+            kept = not model.policy_allows(other, db, 27017)
             guard = Check("policy_still_protects", kept, f"frontend -> {v['target']}:27017 is {'denied' if kept else 'allowed'} (the policy must keep other pods out)")
         else:
             reach = caller_routes_check(backend, self.app, "search", ["frontend"], name="services_reach_each_other")
-            inside = self._probe_peer(world, "frontend")
-            kept = not netpol.allowed(world, inside, netpol.Peer(ip="93.184.216.34"), 443)
+            inside = self._probe_peer(backend, "frontend")
+            kept = not model.policy_allows(inside, netpol.Peer(ip="93.184.216.34"), 443)
             guard = Check("policy_still_protects", kept, f"egress from the namespace to the internet is {'denied' if kept else 'allowed'} (the lockdown must stay)")
         return [reach, guard]
 
@@ -184,7 +186,7 @@ class NetworkPolicyBlock(Scenario):
 _ITP_TARGETS = ("search", "geo", "rate", "profile", "reservation", "recommendation", "user", "memcached-rate", "memcached-profile", "memcached-reserve", "mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
-class InternalTrafficPolicyLocal(Scenario):
+class InternalTrafficPolicyLocal(SimScenario):
     family = "InternalTrafficPolicyLocal"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -198,7 +200,7 @@ class InternalTrafficPolicyLocal(Scenario):
     # one vocabulary per mechanism: the family's, declared with its social-network variant
     mechanism = SocialInternalTrafficPolicyLocal.mechanism
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         nodes = component_nodes(backend, self.namespace)
         options = []
         for svc in _ITP_TARGETS:
@@ -210,7 +212,7 @@ class InternalTrafficPolicyLocal(Scenario):
         svc, callers, remote = options[int(rng.integers(0, len(options)))]
         return {"service": svc, "callers": callers, "nodes_without_endpoint": remote, "policy": "Local"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         ServiceTrafficPolicy(self.namespace, self.variant["service"], "Local").inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -251,9 +253,9 @@ class InternalTrafficPolicyLocal(Scenario):
             "delete_service": [f"kubectl delete service {v['service']} -n {ns}"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        svc = backend.world.store.find("Service", v["service"], self.namespace)
+        svc = find(backend, "Service", v["service"], self.namespace)
         if svc is None:
             return [Check("traffic_policy_served", False, f"service/{v['service']} is gone")]
         policy = svc["spec"].get("internalTrafficPolicy") or "Cluster"
@@ -278,7 +280,7 @@ def _affinity_to(template_spec: dict[str, Any], target: str) -> bool:
     return False
 
 
-def _colocated_by_design(backend: "SimBackend", namespace: str, service: str, caller: str) -> bool:
+def _colocated_by_design(backend: "Backend", namespace: str, service: str, caller: str) -> bool:
     """A required pod affinity (either way) or a shared hostname nodeSelector keeps ``caller`` beside ``service``."""
     try:
         a = backend.api.get("Deployment", caller, namespace)["spec"]["template"]["spec"]
@@ -292,7 +294,7 @@ def _colocated_by_design(backend: "SimBackend", namespace: str, service: str, ca
 
 
 # --------------------------------------------------------------------------- partition
-class NetworkPartition(Scenario):
+class NetworkPartition(SimScenario):
     family = "NetworkPartition"
     app = HOTEL_RESERVATION
     layer = "network"
@@ -319,9 +321,10 @@ class NetworkPartition(Scenario):
         compatible=("network_fault",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         nodes = component_nodes(backend, self.namespace, self.app.label_key)
-        workers = [h for h in sorted(backend.world.hosts) if backend.world.hosts[h].index > 0]
+        hosts = backend.model.hosts()
+        workers = [h for h in sorted(hosts) if hosts[h].index > 0]
         pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for caller, callee in request_path_callees(self.app):
             for a in nodes.get(caller, ()):
@@ -330,8 +333,7 @@ class NetworkPartition(Scenario):
                         pairs.setdefault((a, b), []).append((caller, callee))
         keys = sorted(pairs)
         a, b = keys[int(rng.integers(0, len(keys)))]
-        world = backend.world
-        peer = world.hosts[b]
+        peer = hosts[b]
         node_obj = backend.api.get("Node", b)
         edges = tuple(sorted(pairs[(a, b)] + pairs.get((b, a), [])))
         return {"node": a, "peer": b, "nodes": (a, b), "peer_ip": peer.internal_ip, "peer_cidr": node_obj["spec"]["podCIDR"], "edges": edges}
@@ -340,7 +342,7 @@ class NetworkPartition(Scenario):
         v = self.variant
         return NodeFirewallPartition(v["node"], v["peer_ip"], v["peer_cidr"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         self._fault().inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -390,10 +392,9 @@ class NetworkPartition(Scenario):
         v = self.variant
         return {"runtime_rules_only": [f"ssh {v['node']} iptables -D {' '.join(argv[2:])}" for argv in self._fault().rules()]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        world = backend.world
-        a, b = world.hosts[v["node"]], world.hosts[v["peer"]]
+        a, b = backend.model.host(v["node"]), backend.model.host(v["peer"])
         a_cidr = f"10.244.{a.index}.0/24"
         a_pod = a_cidr.rsplit(".", 1)[0] + ".10"
         b_pod = v["peer_cidr"].rsplit(".", 1)[0] + ".10"

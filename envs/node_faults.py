@@ -18,13 +18,13 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.node.faults import conntrack_demand, conntrack_limit
 
-from .base import RootCause, Scenario
+from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
 from .node_isolation import LocalVolume, app_pods_on, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause, off_node_check
-from sre_env.sim.traffic.capacity import serving_capacity
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["KubeletDown", "NodeClockDrift", "ConntrackExhaustion", "NicPacketCorruption", "NicLinkFlap", "MemoryEccErrors", "ClocksourceUnstable"]
 
@@ -32,7 +32,7 @@ _WORKERS = ("worker-1", "worker-2", "worker-3")
 _NODE_KINDS = ("Deployment", "StatefulSet")
 
 
-def _workloads_on(backend: "SimBackend", scenario: Scenario, node: str) -> tuple[str, ...]:
+def _workloads_on(backend: "Backend", scenario: Scenario, node: str) -> tuple[str, ...]:
     """Workloads of the app with a pod on ``node`` (``deployment/geo``...), by pod name prefix."""
     names = {c.name: c.kind for c in scenario.app.components}
     found = set()
@@ -55,7 +55,7 @@ class NodeScenario(Scenario):
     evacuation_repair = False
     min_services: ClassVar[int] = 1
 
-    def draw_node(self, backend: "SimBackend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
+    def draw_node(self, backend: "Backend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
         options = []
         for node in _WORKERS:
             if node not in backend.nodes.names():
@@ -103,7 +103,7 @@ class NodeScenario(Scenario):
 
 
 # ----------------------------------------------------------------------------- OS
-class KubeletDown(NodeScenario):
+class KubeletDown(NodeScenario, SimScenario):
     family = "KubeletDown"
     layer = "os"
     difficulty = "medium"
@@ -126,11 +126,11 @@ class KubeletDown(NodeScenario):
         compatible=("node_failure",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         node, workloads = self.draw_node(backend, rng)
         return {"node": node, "workloads": workloads}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         node_fault.KubeletDisabled(self.variant["node"]).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -153,14 +153,14 @@ class KubeletDown(NodeScenario):
         # running again, but still disabled: the next reboot brings the outage back
         return {"start_without_enable": [f"ssh {self.variant['node']} systemctl start kubelet"]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        host = backend.world.hosts[self.variant["node"]]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        host = backend.model.host(self.variant["node"])
         # whether it stays running after a reboot is the durability gate's question
         ok = host.kubelet_running
         return [Check("kubelet_running", ok, f"kubelet on {host.name}: {'active' if host.kubelet_running else 'inactive'}, {'disabled' if 'kubelet' in host.disabled_units else 'enabled'}")]
 
 
-class NodeClockDrift(NodeScenario):
+class NodeClockDrift(NodeScenario, SimScenario):
     family = "NodeClockDrift"
     layer = "os"
     difficulty = "hard"
@@ -187,12 +187,12 @@ class NodeClockDrift(NodeScenario):
         compatible=("node_failure", "webhook_tls_mismatch", "expired_certificate"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         node, workloads = self.draw_node(backend, rng)
         days = int(rng.choice((-90, -45, 400)))
         return {"node": node, "workloads": workloads, "offset_days": days}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         node_fault.ClockSkew(v["node"], v["offset_days"] * 86400.0).inject(backend)
 
@@ -223,13 +223,13 @@ class NodeClockDrift(NodeScenario):
             **self.app_fixes("restart_app_pods", "drain_node"),
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        host = backend.world.hosts[self.variant["node"]]
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        host = backend.model.host(self.variant["node"])
         ok = abs(host.clock_offset_s) < 1.0 and host.chrony_running
         return [Check("clock_synchronised", ok, f"{host.name}: offset {host.clock_offset_s:+.0f}s, chrony {'active' if host.chrony_running else 'inactive'}/{'disabled' if 'chrony' in host.disabled_units else 'enabled'}")]
 
 
-class ConntrackExhaustion(NodeScenario):
+class ConntrackExhaustion(NodeScenario, SimScenario):
     family = "ConntrackExhaustion"
     layer = "os"
     difficulty = "hard"
@@ -252,11 +252,11 @@ class ConntrackExhaustion(NodeScenario):
         compatible=("network_fault",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         node, workloads = self.draw_node(backend, rng)
         return {"node": node, "workloads": workloads, "limit": int(rng.choice((512, 640, 768))), "path": "/etc/sysctl.d/90-net-tuning.conf"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         node_fault.ConntrackLimit(v["node"], v["limit"], v["path"]).inject(backend)
 
@@ -291,11 +291,10 @@ class ConntrackExhaustion(NodeScenario):
         v = self.variant
         return {"runtime_only": [f"ssh {v['node']} dmesg | tail -3", f"ssh {v['node']} sysctl -w net.netfilter.nf_conntrack_max=262144"]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        world = backend.world
-        host = world.hosts[self.variant["node"]]
-        n_pods = sum(1 for p in world.store.iter("Pod") if p["spec"].get("nodeName") == host.name)
-        limit, demand = conntrack_limit(host), conntrack_demand(host.name, world.clock.now, n_pods)
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
+        host = backend.model.host(self.variant["node"])
+        n_pods = sum(1 for p in backend.api.list("Pod") if p["spec"].get("nodeName") == host.name)
+        limit, demand = conntrack_limit(host), conntrack_demand(host.name, backend.now, n_pods)
         return [Check("conntrack_headroom", limit >= 4 * demand, f"{host.name}: nf_conntrack_max {limit}, tracked connections ~{demand}")]
 
 
@@ -307,7 +306,7 @@ class _IsolateNode(NodeScenario):
     difficulty = "hard"
     evacuation_repair = True
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         node, workloads = self.draw_node(backend, rng)
         volumes = local_volumes_on(backend, self.app, node)
         return {"node": node, "workloads": workloads, "volumes": tuple((v.workload, v.claim, v.selector, v.storage, v.storage_class) for v in volumes), **self.draw_hardware(rng)}
@@ -330,7 +329,7 @@ class _IsolateNode(NodeScenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return isolation_allowed_changes(self.namespace, self.variant["node"], self._volumes())
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         return [off_node_check(backend, self.app, self.variant["node"])]
 
 
@@ -361,7 +360,7 @@ class NicPacketCorruption(_IsolateNode):
     def draw_hardware(self, rng: np.random.Generator) -> dict[str, Any]:
         return {"fraction": float(rng.choice((0.01, 0.02, 0.03))), "interface": "eth0"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         node_fault.NicCrcErrors(self.variant["node"], self.variant["fraction"]).inject(backend)
 
     def evidence_commands(self) -> list[str]:
@@ -402,7 +401,7 @@ class NicLinkFlap(_IsolateNode):
     def draw_hardware(self, rng: np.random.Generator) -> dict[str, Any]:
         return {"down_s": float(rng.choice((4.0, 6.0, 9.0))), "interface": "eth0"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         node_fault.NicLinkFlap(self.variant["node"], self.variant["down_s"]).inject(backend)
 
     def evidence_commands(self) -> list[str]:
@@ -449,7 +448,7 @@ class MemoryEccErrors(_IsolateNode):
         slot = int(rng.integers(0, 4))
         return {"per_hour": float(rng.choice((20.0, 40.0))), "dimm": f"CPU_SrcID#0_MC#0_Chan#{slot}_DIMM#0"}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         node_fault.MemoryEccErrors(v["node"], v["per_hour"], v["dimm"]).inject(backend)
 
@@ -467,7 +466,7 @@ class MemoryEccErrors(_IsolateNode):
         )
 
 
-class ClocksourceUnstable(_IsolateNode):
+class ClocksourceUnstable(_IsolateNode, SimScenario):
     family = "ClocksourceUnstable"
     summary = "hotel-reservation is slow and timing out; one machine runs hot with no more traffic than usual."
     description = (
@@ -488,11 +487,11 @@ class ClocksourceUnstable(_IsolateNode):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_node(self, backend: "SimBackend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
+    def draw_node(self, backend: "ModelBackend", rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
         from sre_env.sim.kernel.hosts import HPET_CPU_EFFICIENCY
 
-        world = backend.world
-        serving = world.serving_by_component(self.namespace)
+        model = backend.model
+        serving = model.serving(self.namespace)
         options = []
         for node in _WORKERS:
             workloads = _workloads_on(backend, self, node)
@@ -501,8 +500,8 @@ class ClocksourceUnstable(_IsolateNode):
                 comp = self.app.component(w.split("/", 1)[1])
                 if comp.role not in ("service", "frontend"):
                     continue
-                cap = serving_capacity(world, comp, serving.get(comp.name, ()))
-                if cap * HPET_CPU_EFFICIENCY < world.last_load.get(comp.name, 0.0):
+                cap = model.serving_capacity(comp, serving.get(comp.name, ()))
+                if cap * HPET_CPU_EFFICIENCY < model.load(comp.name):
                     hot.append(comp.name)
             if hot:
                 options.append((node, workloads))
@@ -511,7 +510,7 @@ class ClocksourceUnstable(_IsolateNode):
     def draw_hardware(self, rng: np.random.Generator) -> dict[str, Any]:
         return {"clocksource": "hpet", "cpu": int(rng.integers(0, 8))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         backend.nodes.inject_hardware_fault(self.variant["node"], "tsc_unstable", cpu=self.variant["cpu"])
 
     def evidence_commands(self) -> list[str]:

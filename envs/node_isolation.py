@@ -19,7 +19,7 @@ from .base import RootCause
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
     from .base import Scenario
 
@@ -49,7 +49,7 @@ class LocalVolume:
     storage_class: str
 
 
-def local_volumes_on(backend: "SimBackend", app: "AppSpec", node: str) -> tuple[LocalVolume, ...]:
+def local_volumes_on(backend: "Backend", app: "AppSpec", node: str) -> tuple[LocalVolume, ...]:
     """The app's claims whose local PV lives on ``node`` (with the workload that mounts each)."""
     ns = app.namespace
     out = []
@@ -71,7 +71,7 @@ def local_volumes_on(backend: "SimBackend", app: "AppSpec", node: str) -> tuple[
     return tuple(sorted(out, key=lambda v: v.workload))
 
 
-def app_pods_on(backend: "SimBackend", app: "AppSpec", node: str) -> list[str]:
+def app_pods_on(backend: "Backend", app: "AppSpec", node: str) -> list[str]:
     return sorted(p["metadata"]["name"] for p in backend.api.list("Pod", app.namespace) if p["spec"].get("nodeName") == node and not p["metadata"].get("deletionTimestamp"))
 
 
@@ -101,7 +101,7 @@ def isolation_allowed_changes(namespace: str, node: str, volumes: tuple[LocalVol
     ]
 
 
-def off_node_check(backend: "SimBackend", app: "AppSpec", node: str, name: str = "off_bad_node") -> Check:
+def off_node_check(backend: "Backend", app: "AppSpec", node: str, name: str = "off_bad_node") -> Check:
     """No pod of the app runs on ``node`` any more, and nothing new can land there."""
     left = app_pods_on(backend, app, node)
     cordoned = bool(backend.api.get("Node", node)["spec"].get("unschedulable"))

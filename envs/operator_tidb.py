@@ -21,10 +21,11 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.kube.tolerations import tolerates
 from sre_env.apps.tidb import CLUSTER, NAMESPACE, OPERATOR_NAME, OPERATOR_NAMESPACE, TIDB, VERSION
 
+from .app_common import find
 from .base import RootCause, Scenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["TidbBadSecurityContext", "TidbInvalidAffinity", "TidbInvalidToleration", "TidbWrongVersion"]
 
@@ -37,11 +38,7 @@ _SYMPTOM = {
 }
 
 
-def _find(backend: "SimBackend", kind: str, name: str, namespace: str) -> dict[str, Any] | None:
-    return next((o for o in backend.api.list(kind, namespace) if o["metadata"]["name"] == name), None)
-
-
-def _pods_ready(backend: "SimBackend", component: str) -> Check:
+def _pods_ready(backend: "Backend", component: str) -> Check:
     pods = [p for p in backend.api.list("Pod", NAMESPACE, f"{_LABEL}={component}") if not p["metadata"].get("deletionTimestamp")]
     bad = []
     for p in pods:
@@ -124,9 +121,9 @@ class _TidbCrScenario(Scenario):
             affected=affected,
         )
 
-    def cr_checks(self, backend: "SimBackend", judge: Callable[[dict[str, Any]], tuple[bool, str]], components: tuple[str, ...]) -> list[Check]:
+    def cr_checks(self, backend: "Backend", judge: Callable[[dict[str, Any]], tuple[bool, str]], components: tuple[str, ...]) -> list[Check]:
         """``cr_corrected`` as ``judge`` finds the TidbCluster's spec, then each component's pods Ready."""
-        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
+        tc = find(backend, "TidbCluster", CLUSTER, NAMESPACE)
         if tc is None:
             return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
         ok, detail = judge(tc.get("spec") or {})
@@ -169,7 +166,7 @@ class TidbInvalidAffinity(_TidbCrScenario):
         ("node.kubernetes.io/instance-type", "i3.2xlarge"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         comp = str(rng.choice(("pd", "tikv", "tidb")))
         label, value = self._LABELS[int(rng.integers(0, len(self._LABELS)))]
         return {"component": comp, "label": label, "value": value}
@@ -181,7 +178,7 @@ class TidbInvalidAffinity(_TidbCrScenario):
         v = self.variant
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": v["label"], "operator": "In", "values": [v["value"]]}]}]}}}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         PatchCustomResource("TidbCluster", CLUSTER, NAMESPACE, {"spec": {self.variant["component"]: {"affinity": self._affinity()}}}).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -204,7 +201,7 @@ class TidbInvalidAffinity(_TidbCrScenario):
     def _bad_sts_ops(self) -> list[dict[str, Any]]:
         return [{"op": "remove", "path": "/spec/template/spec/affinity"}]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         comp, label = self.variant["component"], self.variant["label"]
 
         def judge(spec: dict[str, Any]) -> tuple[bool, str]:
@@ -226,13 +223,13 @@ class TidbWrongVersion(_TidbCrScenario):
     )
     _VALUES: ClassVar[tuple[str, ...]] = ("8.5.2", "v8.5.20", "v8.52", "v8.5.2-lts")
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         return {"component": "tidb", "value": str(self._VALUES[int(rng.integers(0, len(self._VALUES)))])}
 
     def split_key(self, variant: Any) -> str:
         return str(variant["value"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         PatchCustomResource("TidbCluster", CLUSTER, NAMESPACE, {"spec": {"version": self.variant["value"]}}).inject(backend)
 
     def brief(self) -> str:
@@ -274,7 +271,7 @@ class TidbWrongVersion(_TidbCrScenario):
         ]
         return fixes
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         value = self.variant["value"]
 
         def judge(spec: dict[str, Any]) -> tuple[bool, str]:
@@ -303,7 +300,7 @@ class TidbBadSecurityContext(_TidbCrScenario):
         ("runAsUser0", '{"runAsNonRoot": true, "runAsUser": 0}'),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         comp = str(rng.choice(("pd", "tikv", "tidb")))
         name, ctx = self._CONTEXTS[int(rng.integers(0, len(self._CONTEXTS)))]
         return {"component": comp, "context": ctx, "value": name}
@@ -311,7 +308,7 @@ class TidbBadSecurityContext(_TidbCrScenario):
     def split_key(self, variant: Any) -> str:
         return f"{variant['component']}/{variant['value']}"
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         PatchCustomResource("TidbCluster", CLUSTER, NAMESPACE, {"spec": {v["component"]: {"podSecurityContext": json.loads(v["context"])}}}).inject(backend)
 
@@ -337,7 +334,7 @@ class TidbBadSecurityContext(_TidbCrScenario):
     def _bad_sts_ops(self) -> list[dict[str, Any]]:
         return [{"op": "remove", "path": "/spec/template/spec/securityContext"}]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         comp = self.variant["component"]
 
         def judge(spec: dict[str, Any]) -> tuple[bool, str]:
@@ -370,7 +367,7 @@ class TidbInvalidToleration(_TidbCrScenario):
         ("value", '{"key": "dedicated", "operator": "Equal", "value": "tikv-node", "effect": "NoSchedule"}'),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         which, tol = self._BAD[int(rng.integers(0, len(self._BAD)))]
         node = next(n["metadata"]["name"] for n in backend.api.list("Node") if (n["metadata"].get("labels") or {}).get("dedicated") == "tikv")
         return {"component": "tikv", "toleration": tol, "value": which, "dedicated_node": node}
@@ -378,7 +375,7 @@ class TidbInvalidToleration(_TidbCrScenario):
     def split_key(self, variant: Any) -> str:
         return str(variant["toleration"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         PatchCustomResource("TidbCluster", CLUSTER, NAMESPACE, {"spec": {"tikv": {"tolerations": [json.loads(self.variant["toleration"])]}}}).inject(backend)
 
     def root_cause(self) -> RootCause:
@@ -416,12 +413,12 @@ class TidbInvalidToleration(_TidbCrScenario):
         fixes["untaint_node"] = [f"kubectl taint node {self.variant['dedicated_node']} dedicated=tikv:NoSchedule-", f"kubectl delete pod {CLUSTER}-tikv-0 -n {NAMESPACE}"]
         return fixes
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        tc = _find(backend, "TidbCluster", CLUSTER, NAMESPACE)
+    def cause_checks(self, backend: "Backend") -> list[Check]:
+        tc = find(backend, "TidbCluster", CLUSTER, NAMESPACE)
         if tc is None:
             return [Check("tidbcluster_exists", False, f"tidbcluster/{CLUSTER} was deleted")]
         ok = tolerates((tc["spec"].get("tikv") or {}).get("tolerations") or [], _TAINT)
-        node = _find(backend, "Node", self.variant["dedicated_node"], None) or {}
+        node = find(backend, "Node", self.variant["dedicated_node"], None) or {}
         tainted = any(t.get("key") == "dedicated" and t.get("effect") == "NoSchedule" for t in (node.get("spec") or {}).get("taints") or ())
         return [
             Check("cr_corrected", ok, "spec.tikv.tolerations tolerates dedicated=tikv:NoSchedule" if ok else "spec.tikv.tolerations still does not tolerate dedicated=tikv:NoSchedule"),

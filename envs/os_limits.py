@@ -32,25 +32,26 @@ from sre_env.faults.os_limits import ContainerUlimit, PodSysctl, ReportingDashbo
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.runtime.oslimits import TIME_WAIT_S, edge_connection_rate, fd_demand, nofile_limit, port_range
+from sre_env.sim.runtime.oslimits import TIME_WAIT_S, nofile_limit, port_range
 from sre_env.sim.runtime.pg_reports import DEFAULTS, dsm_bytes, memory_limit, pg_settings, shm_bytes
 
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["DevShmExhaustion", "EphemeralPortExhaustion", "FileDescriptorExhaustion"]
 
 _PORT_RANGE = "net.ipv4.ip_local_port_range"
 
 
-def _live_pods(backend: "SimBackend", namespace: str, selector: str) -> list[dict[str, Any]]:
+def _live_pods(backend: "Backend", namespace: str, selector: str) -> list[dict[str, Any]]:
     return [p for p in backend.api.list("Pod", namespace, selector) if not p["metadata"].get("deletionTimestamp")]
 
 
-class EphemeralPortExhaustion(Scenario):
+class EphemeralPortExhaustion(SimScenario):
     family = "EphemeralPortExhaustion"
     app = ASTRONOMY_SHOP
     layer = "os"
@@ -79,10 +80,9 @@ class EphemeralPortExhaustion(Scenario):
         compatible=("network_fault", "resource_exhaustion"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
-        world = backend.world
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         caller, callee = "shipping", "quote"
-        rate = edge_connection_rate(world, self.app, caller, callee)
+        rate = backend.model.connection_rate(self.app, caller, callee)
         lo = int(rng.choice((50000, 60000, 61000)))
         ports = int(rng.choice((128, 192, 256)))
         return {
@@ -98,7 +98,7 @@ class EphemeralPortExhaustion(Scenario):
         # one client reconnects per call: generalise over the narrowed ranges
         return str(variant["range"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PodSysctl(self.namespace, v["service"], _PORT_RANGE, v["range"]).inject(backend)
 
@@ -158,10 +158,10 @@ class EphemeralPortExhaustion(Scenario):
             "restart_callee": ["kubectl rollout restart deployment/quote -n " + ns, "sleep 60"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         pods = _live_pods(backend, self.namespace, f"opentelemetry.io/name={v['service']}")
-        need = edge_connection_rate(backend.world, self.app, v["service"], v["callee"]) * TIME_WAIT_S / max(len(pods), 1)
+        need = backend.model.connection_rate(self.app, v["service"], v["callee"]) * TIME_WAIT_S / max(len(pods), 1)
         short = []
         for pod in pods:
             lo, hi = port_range(pod)
@@ -174,7 +174,7 @@ class EphemeralPortExhaustion(Scenario):
         return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
 
 
-class FileDescriptorExhaustion(Scenario):
+class FileDescriptorExhaustion(SimScenario):
     family = "FileDescriptorExhaustion"
     app = HOTEL_RESERVATION
     layer = "os"
@@ -203,16 +203,16 @@ class FileDescriptorExhaustion(Scenario):
         compatible=("resource_exhaustion", "network_fault"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         comp = self.app.component(self.app.entrypoint)
         limit = int(rng.choice((512, 768, 1024)))
-        demand = fd_demand(backend.world, self.app, comp, comp.replicas)
+        demand = backend.model.fd_demand(self.app, comp, comp.replicas)
         return {"service": comp.name, "container": comp.container, "argv": list(comp.command), "limit": limit, "demand": demand}
 
     def split_key(self, variant: dict[str, Any]) -> str:
         return str(variant["limit"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         ContainerUlimit(self.namespace, v["service"], v["container"], tuple(v["argv"]), v["limit"]).inject(backend)
 
@@ -261,11 +261,11 @@ class FileDescriptorExhaustion(Scenario):
             "scale_out": [f"kubectl scale {d} -n {ns} --replicas=3", "sleep 60"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         pods = _live_pods(backend, self.namespace, f"{self.app.label_key}={v['service']}")
         comp = self.app.component(v["service"])
-        need = fd_demand(backend.world, self.app, comp, max(len(pods), 1))
+        need = backend.model.fd_demand(self.app, comp, max(len(pods), 1))
         low = []
         for pod in pods:
             ctr = next((c for c in pod["spec"].get("containers") or () if c.get("name") == v["container"]), None)
@@ -279,7 +279,7 @@ class FileDescriptorExhaustion(Scenario):
         return [AllowedChange("Deployment", self.namespace, self.variant["service"], "modified")]
 
 
-class DevShmExhaustion(Scenario):
+class DevShmExhaustion(SimScenario):
     """The database's parallel reports need more dynamic shared memory than the container's /dev/shm holds.
 
     The BI dashboards (outside the cluster) run parallel hash joins; with the server's
@@ -316,7 +316,7 @@ class DevShmExhaustion(Scenario):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         work_mem = str(rng.choice(("16MB", "24MB", "32MB")))
         workers = int(rng.choice((2, 3, 4)))
         need = dsm_bytes({**DEFAULTS, "work_mem": work_mem, "max_parallel_workers_per_gather": str(workers)})
@@ -326,7 +326,7 @@ class DevShmExhaustion(Scenario):
     def split_key(self, variant: dict[str, Any]) -> str:
         return f"{variant['work_mem']}/{variant['workers']}"
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         ReportingDashboards(self.namespace, self.app.name, v["service"], v["container"], v["work_mem"], v["workers"]).inject(backend)
 
@@ -396,7 +396,7 @@ class DevShmExhaustion(Scenario):
             ],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         pods = _live_pods(backend, self.namespace, f"opentelemetry.io/name={v['service']}")
         comp = self.app.component(v["service"])

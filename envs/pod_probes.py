@@ -21,12 +21,12 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.quantity import parse_int_or_percent
 
 from .app_common import callers_of
-from .base import RootCause
+from .base import RootCause, SimScenario
 from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, pods_ready_check, probe_check, replicaset_after, replicaset_only_fix
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["LivenessProbeMisconfig", "LivenessProbeTooAggressive", "ReadinessProbeMisconfig", "RollingUpdateMisconfigured"]
 
@@ -62,7 +62,7 @@ def _probe_cmd(namespace: str, service: str, key: str, value: Any = None) -> str
     return json_patch("deployment", service, namespace, [op])
 
 
-def _probe_checks(backend: "SimBackend", namespace: str, v: dict[str, Any], key: str, name: str) -> list[Check]:
+def _probe_checks(backend: "ModelBackend", namespace: str, v: dict[str, Any], key: str, name: str) -> list[Check]:
     """The container keeps a ``key`` probe that succeeds, and every pod is Ready and stable."""
     return [
         probe_check(backend, namespace, v["service"], v["container"], key, name=name),
@@ -84,7 +84,7 @@ def _probe_text(probe: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- liveness: wrong port / path
-class LivenessProbeMisconfig(ServiceFault):
+class LivenessProbeMisconfig(ServiceFault, SimScenario):
     family = "LivenessProbeMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -105,7 +105,7 @@ class LivenessProbeMisconfig(ServiceFault):
         compatible=("probe_misconfig",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         port = comp.listen_port
@@ -124,7 +124,7 @@ class LivenessProbeMisconfig(ServiceFault):
         rs = replicaset_after(backend, self.namespace, service, _probe_patch(comp.container, "livenessProbe", bad))
         return {"service": service, "container": comp.container, "kind": kind, "bad": bad, "good": {**_good_probe(service), **timing}, "listen_port": port, "rs": rs}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], _probe_patch(v["container"], "livenessProbe", v["bad"])).inject(backend)
 
@@ -164,12 +164,12 @@ class LivenessProbeMisconfig(ServiceFault):
     def non_durable_fixes(self) -> dict[str, list[str]]:
         return {"replicaset_only": _replicaset_only_fix(self.namespace, self.variant, "livenessProbe")}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return _probe_checks(backend, self.namespace, self.variant, "livenessProbe", "liveness_probe_succeeds")
 
 
 # --------------------------------------------------------------------------- liveness: too aggressive
-class LivenessProbeTooAggressive(ServiceFault):
+class LivenessProbeTooAggressive(ServiceFault, SimScenario):
     family = "LivenessProbeTooAggressive"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -194,7 +194,7 @@ class LivenessProbeTooAggressive(ServiceFault):
         compatible=("probe_misconfig", "liveness_probe_misconfig"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         period = int(rng.choice((1, 2)))
@@ -202,7 +202,7 @@ class LivenessProbeTooAggressive(ServiceFault):
         good = {**_good_probe(service), "initialDelaySeconds": 10, "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3}
         return {"service": service, "container": comp.container, "bad": bad, "good": good, "startup_s": comp.startup_s}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], _probe_patch(v["container"], "livenessProbe", v["bad"])).inject(backend)
 
@@ -242,12 +242,12 @@ class LivenessProbeTooAggressive(ServiceFault):
             raise_timeout_only=[_probe_cmd(ns, v["service"], "livenessProbe/timeoutSeconds", 10)],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return _probe_checks(backend, self.namespace, self.variant, "livenessProbe", "liveness_probe_kept")
 
 
 # --------------------------------------------------------------------------- readiness
-class ReadinessProbeMisconfig(ServiceFault):
+class ReadinessProbeMisconfig(ServiceFault, SimScenario):
     family = "ReadinessProbeMisconfig"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -267,7 +267,7 @@ class ReadinessProbeMisconfig(ServiceFault):
         compatible=("probe_misconfig",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(REQUEST_DBS))
         comp = self.app.component(db)
         kind = str(rng.choice(("tcp", "http_rest")))
@@ -282,7 +282,7 @@ class ReadinessProbeMisconfig(ServiceFault):
         rs = replicaset_after(backend, self.namespace, db, _probe_patch(comp.container, "readinessProbe", bad))
         return {"service": db, "container": comp.container, "kind": kind, "bad": bad, "good": good, "listen_port": comp.listen_port, "callers": callers, "rs": rs}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], _probe_patch(v["container"], "readinessProbe", v["bad"])).inject(backend)
 
@@ -314,12 +314,12 @@ class ReadinessProbeMisconfig(ServiceFault):
     def wrong_fixes(self) -> dict[str, list[str]]:
         return self.service_wrong_fixes(remove_probe=[_probe_cmd(self.namespace, self.variant["service"], "readinessProbe")])
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         return _probe_checks(backend, self.namespace, self.variant, "readinessProbe", "readiness_probe_succeeds")
 
 
 # --------------------------------------------------------------------------- rolling update
-class RollingUpdateMisconfigured(ServiceFault):
+class RollingUpdateMisconfigured(ServiceFault, SimScenario):
     family = "RollingUpdateMisconfigured"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -344,7 +344,7 @@ class RollingUpdateMisconfigured(ServiceFault):
         compatible=("probe_misconfig", "readiness_probe_misconfig"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         port = comp.listen_port
@@ -355,7 +355,7 @@ class RollingUpdateMisconfigured(ServiceFault):
         good = {**_good_probe(service), **timing}
         return {"service": service, "container": comp.container, "maxUnavailable": unavail, "bad": bad, "good": good, "listen_port": port, "probe_port": wrong}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(
             self.namespace,
@@ -407,7 +407,7 @@ class RollingUpdateMisconfigured(ServiceFault):
             "scale_to_zero": [f"kubectl scale deployment/{v['service']} -n {ns} --replicas=0"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         dep = backend.api.get("Deployment", v["service"], self.namespace)
         replicas = int(dep["spec"].get("replicas", 1))

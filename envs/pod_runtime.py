@@ -18,16 +18,15 @@ import numpy as np
 from sre_env.faults.pods import DeleteObject, PatchWorkload
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network.routing import resolve_route
 
 from .app_common import callers_of
-from .base import RootCause
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, live_pods, pods_ready_check
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["InitContainerHang", "SidecarPortConflict", "ServicePortConflict"]
 
@@ -59,7 +58,7 @@ def _service_yaml(svc: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- init container
-class InitContainerHang(ServiceFault):
+class InitContainerHang(ServiceFault, SimScenario):
     family = "InitContainerHang"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -83,7 +82,7 @@ class InitContainerHang(ServiceFault):
         detail_keys=("waits_for", "init_container"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(sorted(_DB_OF)))
         db = _DB_OF[service]
         port = self.app.component(db).listen_port
@@ -98,7 +97,7 @@ class InitContainerHang(ServiceFault):
             "service_yaml": _service_yaml(svc),
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         DeleteObject("Service", self.namespace, v["db"]).inject(backend)
         init = {"name": v["init"], "image": "busybox:1.36", "command": ["sh", "-c", v["script"]]}
@@ -137,9 +136,9 @@ class InitContainerHang(ServiceFault):
     def wrong_fixes(self) -> dict[str, list[str]]:
         return self.service_wrong_fixes(remove_init_container=[json_patch("deployment", self.variant["service"], self.namespace, [{"op": "remove", "path": "/spec/template/spec/initContainers"}])])
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
-        route = resolve_route(backend.world, self.namespace, f"{v['db']}:{v['port']}")
+        route = backend.model.route(self.namespace, f"{v['db']}:{v['port']}")
         return [
             Check("dependency_present", route.ok >= 0.999, f"{v['db']}:{v['port']} reaches a listening pod in {route.ok:.0%} of connections" + (f" ({route.error})" if route.error else "")),
             pods_ready_check(backend, self.namespace, v["service"]),
@@ -151,9 +150,9 @@ class InitContainerHang(ServiceFault):
 
 
 # --------------------------------------------------------------------------- ports
-def _port_checks(backend: "SimBackend", namespace: str, component: str, containers: tuple[str, ...], app_port: int) -> list[Check]:
+def _port_checks(backend: "ModelBackend", namespace: str, component: str, containers: tuple[str, ...], app_port: int) -> list[Check]:
     """Every named container runs, no two processes want one port, and the app's port is served by the app."""
-    world = backend.world
+    model = backend.model
     pods = live_pods(backend, namespace, component)
     bad = []
     for pod in pods:
@@ -162,7 +161,7 @@ def _port_checks(backend: "SimBackend", namespace: str, component: str, containe
         if missing:
             bad.append(f"{pod['metadata']['name']} has no container {', '.join(missing)}")
             continue
-        rt = world.runtimes.get(pod["metadata"]["uid"])
+        rt = model.runtime(pod["metadata"]["uid"])
         ports: dict[int, list[str]] = {}
         for ctr in (rt.containers.values() if rt else ()):
             if ctr.state == "running" and ctr.listen_port is not None:
@@ -172,20 +171,20 @@ def _port_checks(backend: "SimBackend", namespace: str, component: str, containe
         for port, owners in sorted(ports.items()):
             if len(owners) > 1:
                 bad.append(f"{pod['metadata']['name']}: {', '.join(owners)} all want port {port}")
-        if not world.pod_listens(pod["metadata"]["uid"], app_port):
+        if not model.pod_listens(pod["metadata"]["uid"], app_port):
             bad.append(f"{pod['metadata']['name']}: nothing serves port {app_port}")
     if not pods:
         bad.append(f"no pod of {component} exists")
     return [Check("distinct_ports", not bad, "; ".join(bad) if bad else f"every container of {component} runs on its own port, {app_port} is served")]
 
 
-class _PortConflict(ServiceFault):
+class _PortConflict(ServiceFault, SimScenario):
     """Two processes of one pod want the service's port; ``second`` names the container that is not the app."""
 
     #: the variant key naming the second container
     second_key: ClassVar[str] = "second"
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return _port_checks(backend, self.namespace, v["service"], (v["container"], v[self.second_key]), v["port"]) + [pods_ready_check(backend, self.namespace, v["service"])]
 
@@ -214,7 +213,7 @@ class SidecarPortConflict(_PortConflict):
         detail_keys=("port", "sidecar"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(GO_SERVICES))
         comp = self.app.component(service)
         return {"service": service, "container": comp.container, "port": comp.listen_port, "sidecar": "statsd-exporter", "image": "prom/statsd-exporter:v0.26.1", "sidecar_port": 9102}
@@ -228,7 +227,7 @@ class SidecarPortConflict(_PortConflict):
             "ports": [{"containerPort": 9102, "name": "metrics", "protocol": "TCP"}, {"containerPort": 9125, "name": "statsd-udp", "protocol": "UDP"}],
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], {"spec": {"template": {"spec": {"containers": [{"name": v["container"]}, self._sidecar(v["port"])]}}}}).inject(backend)
 
@@ -285,13 +284,13 @@ class ServicePortConflict(_PortConflict):
         detail_keys=("port", "second_container"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(REQUEST_DBS))
         comp = self.app.component(db)
         callers = tuple(callers_of(self.app, db))
         return {"service": db, "container": comp.container, "port": comp.listen_port, "second": f"{db}-arbiter", "free_port": 27018, "image": comp.image, "callers": callers}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         arbiter = {"name": v["second"], "image": v["image"], "command": ["mongod", "--replSet", "rs0", "--bind_ip_all"], "ports": [{"containerPort": v["port"], "protocol": "TCP"}]}
         PatchWorkload(self.namespace, v["service"], {"spec": {"template": {"spec": {"containers": [{"name": v["container"]}, arbiter]}}}}).inject(backend)

@@ -21,13 +21,14 @@ from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
-from .app_common import callers_fail, callers_of
-from .base import RootCause
+from .app_common import callers_fail, callers_of, find
+from .base import RootCause, SimScenario
 from .pods_common import REQUEST_DBS, json_patch, live_pods, pods_ready_check, replicaset_after, replicaset_only_fix
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["PVCMismatch", "DuplicatePVCMounts", "PVAffinityViolation"]
 
@@ -35,7 +36,7 @@ _ALL_DBS = ("mongodb-geo", "mongodb-rate", "mongodb-profile", "mongodb-recommend
 _CLAIM_PATH = "/spec/template/spec/volumes/0/persistentVolumeClaim/claimName"
 
 
-def _volume_facts(backend: "SimBackend", namespace: str, db: str) -> dict[str, Any]:
+def _volume_facts(backend: "Backend", namespace: str, db: str) -> dict[str, Any]:
     comp = HOTEL_RESERVATION.component(db)
     pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, namespace)
     pv = backend.api.get("PersistentVolume", pvc["spec"]["volumeName"])
@@ -44,7 +45,7 @@ def _volume_facts(backend: "SimBackend", namespace: str, db: str) -> dict[str, A
     return {"service": db, "container": comp.container, "claim": comp.volume_claim, "pv": pv["metadata"]["name"], "pv_node": node, "callers": callers}
 
 
-def _data_check(backend: "SimBackend", namespace: str, db: str, claim: str, pv: str) -> Check:
+def _data_check(backend: "Backend", namespace: str, db: str, claim: str, pv: str) -> Check:
     """The database's pods mount its own claim, still bound to the volume that holds its data."""
     bad = []
     pods = live_pods(backend, namespace, db)
@@ -52,7 +53,7 @@ def _data_check(backend: "SimBackend", namespace: str, db: str, claim: str, pv: 
         claims = [(v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod["spec"].get("volumes") or () if v.get("persistentVolumeClaim")]
         if claims != [claim]:
             bad.append(f"{pod['metadata']['name']} mounts {', '.join(c or '?' for c in claims) or 'no claim'} instead of {claim}")
-    pvc = backend.world.store.find("PersistentVolumeClaim", claim, namespace)
+    pvc = find(backend, "PersistentVolumeClaim", claim, namespace)
     if pvc is None:
         bad.append(f"claim {claim} is gone")
     elif pvc["spec"].get("volumeName") != pv:
@@ -62,7 +63,7 @@ def _data_check(backend: "SimBackend", namespace: str, db: str, claim: str, pv: 
     return Check("data_volume_mounted", not bad, "; ".join(bad) if bad else f"{db} runs on {claim} ({pv}), its own data")
 
 
-class _DataVolumeFault(ServiceFault):
+class _DataVolumeFault(ServiceFault, SimScenario):
     """A database Deployment wired to the wrong volume: its callers fail while it is down."""
 
     app = HOTEL_RESERVATION
@@ -77,7 +78,7 @@ class _DataVolumeFault(ServiceFault):
     #: the repair restores the database's own claim: its template is as it was
     repaired_kind = None
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return [_data_check(backend, self.namespace, v["service"], v["claim"], v["pv"]), pods_ready_check(backend, self.namespace, v["service"])]
 
@@ -104,7 +105,7 @@ class PVCMismatch(_DataVolumeFault):
         detail_keys=("bad_claim", "claim"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(REQUEST_DBS))
         facts = _volume_facts(backend, self.namespace, db)
         short = db.removeprefix("mongodb-")
@@ -112,7 +113,7 @@ class PVCMismatch(_DataVolumeFault):
         rs = replicaset_after(backend, self.namespace, db, [{"op": "replace", "path": _CLAIM_PATH, "value": bad}], "json")
         return {**facts, "bad_claim": bad, "rs": rs}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], [{"op": "replace", "path": _CLAIM_PATH, "value": v["bad_claim"]}], "json").inject(backend)
 
@@ -177,14 +178,14 @@ class DuplicatePVCMounts(_DataVolumeFault):
         detail_keys=("other_claim", "claim", "other"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(REQUEST_DBS))
         other = str(rng.choice(sorted(set(_ALL_DBS) - {db})))
         facts = _volume_facts(backend, self.namespace, db)
         ofacts = _volume_facts(backend, self.namespace, other)
         return {**facts, "other": other, "other_claim": ofacts["claim"], "other_node": ofacts["pv_node"]}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], [{"op": "replace", "path": _CLAIM_PATH, "value": v["other_claim"]}], "json").inject(backend)
 
@@ -239,7 +240,7 @@ class PVAffinityViolation(_DataVolumeFault):
         compatible=("node_selector_no_match",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         db = str(rng.choice(REQUEST_DBS))
         facts = _volume_facts(backend, self.namespace, db)
         workers = sorted(n["metadata"]["name"] for n in backend.api.list("Node") if "node-role.kubernetes.io/control-plane" not in (n["metadata"].get("labels") or {}))
@@ -247,7 +248,7 @@ class PVAffinityViolation(_DataVolumeFault):
         rs = replicaset_after(backend, self.namespace, db, {"spec": {"template": {"spec": {"nodeSelector": {"kubernetes.io/hostname": pinned}}}}})
         return {**facts, "pinned_node": pinned, "rs": rs}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         PatchWorkload(self.namespace, v["service"], {"spec": {"template": {"spec": {"nodeSelector": {"kubernetes.io/hostname": v["pinned_node"]}}}}}).inject(backend)
 

@@ -16,10 +16,10 @@ from sre_env.sim.control.controllers import template_hash
 from sre_env.kube.patching import json_patch as apply_json_patch
 from sre_env.kube.patching import strategic_merge
 from sre_env.kube.probe_defaults import default_probes
-from sre_env.sim.kubelet.probes import run_probe
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["GO_SERVICES", "REQUEST_DBS", "json_patch", "live_pods", "pods_ready_check", "probe_check", "container_index", "replicaset_after", "replicaset_only_fix", "STABLE_S"]
 
@@ -46,7 +46,7 @@ def replicaset_only_fix(namespace: str, replicaset: str, service: str, ops: list
     return [json_patch("replicaset", replicaset, namespace, ops), f"kubectl delete pod -n {namespace} -l io.kompose.service={service}", "sleep 20"]
 
 
-def replicaset_after(backend: "SimBackend", namespace: str, deployment: str, patch: Any, patch_type: str = "strategic") -> str:
+def replicaset_after(backend: "Backend", namespace: str, deployment: str, patch: Any, patch_type: str = "strategic") -> str:
     """The name of the ReplicaSet the Deployment controller creates for the patched template.
 
     (A ReplicaSet is ``<deployment>-<pod-template-hash>``, a pure function of the template.)
@@ -57,20 +57,19 @@ def replicaset_after(backend: "SimBackend", namespace: str, deployment: str, pat
     return f"{deployment}-{template_hash(new['spec']['template'])}"
 
 
-def container_index(backend: "SimBackend", namespace: str, deployment: str, container: str) -> int:
+def container_index(backend: "Backend", namespace: str, deployment: str, container: str) -> int:
     dep = backend.api.get("Deployment", deployment, namespace)
     names = [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]]
     return names.index(container) if container in names else 0
 
 
-def live_pods(backend: "SimBackend", namespace: str, component: str) -> list[Obj]:
+def live_pods(backend: "Backend", namespace: str, component: str) -> list[Obj]:
     return [p for p in backend.api.list("Pod", namespace, f"io.kompose.service={component}") if not p["metadata"].get("deletionTimestamp")]
 
 
-def pods_ready_check(backend: "SimBackend", namespace: str, component: str, *, name: str = "pods_ready") -> Check:
+def pods_ready_check(backend: "ModelBackend", namespace: str, component: str, *, name: str = "pods_ready") -> Check:
     """Every pod of the component is scheduled, initialized, Ready, and its containers have stopped restarting."""
-    world = backend.world
-    now = world.clock.now
+    now = backend.now
     pods = live_pods(backend, namespace, component)
     if not pods:
         return Check(name, False, f"no pod of {component} exists")
@@ -81,16 +80,15 @@ def pods_ready_check(backend: "SimBackend", namespace: str, component: str, *, n
         if conds.get("Ready") != "True":
             bad.append(f"{pname} not Ready")
             continue
-        rt = world.runtimes.get(pod["metadata"]["uid"])
+        rt = backend.model.runtime(pod["metadata"]["uid"])
         for ctr in (rt.containers.values() if rt else ()):
             if ctr.state != "running" or ctr.started_at is None or now - ctr.started_at < STABLE_S:
                 bad.append(f"{pname}/{ctr.name} restarted within the last {int(STABLE_S)}s")
     return Check(name, not bad, "; ".join(bad) if bad else f"every {component} pod is Ready and stable")
 
 
-def probe_check(backend: "SimBackend", namespace: str, component: str, container: str, key: str, *, name: str) -> Check:
+def probe_check(backend: "ModelBackend", namespace: str, component: str, container: str, key: str, *, name: str) -> Check:
     """The container keeps its ``key`` probe, and the prober gets a success from the process now."""
-    world = backend.world
     pods = live_pods(backend, namespace, component)
     if not pods:
         return Check(name, False, f"no pod of {component} exists")
@@ -101,12 +99,12 @@ def probe_check(backend: "SimBackend", namespace: str, component: str, container
         if not probe:
             bad.append(f"{pod['metadata']['name']}/{container} has no {key}")
             continue
-        rt = world.runtimes.get(pod["metadata"]["uid"])
+        rt = backend.model.runtime(pod["metadata"]["uid"])
         ctr = rt.containers.get(container) if rt else None
         if ctr is None:
             bad.append(f"{pod['metadata']['name']}/{container} is not running")
             continue
-        result = run_probe(world, pod, rt, ctr, spec, probe, world.clock.now)
+        result = backend.model.run_probe(pod, rt, ctr, spec, probe)
         if not result.ok:
             bad.append(f"{pod['metadata']['name']}/{container}: {result.output or 'probe fails'}")
     return Check(name, not bad, "; ".join(bad) if bad else f"the {key} of {component}/{container} succeeds against the process")

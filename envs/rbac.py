@@ -25,7 +25,7 @@ from sre_env.kube.rbac import ApiRbacObjects, allows, forbidden_message
 from .base import RootCause, Scenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["RBACMisconfig"]
 
@@ -62,14 +62,14 @@ class RBACMisconfig(Scenario):
     def extra_namespaces(self) -> tuple[str, ...]:
         return (ksm.NAMESPACE,)
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         how = str(rng.choice(("subject_namespace", "dropped_rule")))
         return {"how": how, "wrong_namespace": str(rng.choice(("monitoring", "observability", "prometheus")))}
 
     def _apps_rule(self) -> int:
         return next(i for i, r in enumerate(ksm.cluster_role()["rules"]) if r["apiGroups"] == ["apps"])
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         if v["how"] == "subject_namespace":
             PatchObject("ClusterRoleBinding", ksm.NAME, None, ({"op": "replace", "path": "/subjects/0/namespace", "value": v["wrong_namespace"]},), ({"op": "replace", "path": "/subjects/0/namespace", "value": ksm.NAMESPACE},)).inject(backend)
@@ -143,7 +143,7 @@ class RBACMisconfig(Scenario):
             "bind_cluster_admin": [f"kubectl apply -f - <<'EOF'\n{admin}EOF", "sleep 60"],
         }
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         api = ApiRbacObjects(backend.api)
         denied = sorted(f"{res}.{grp}" if grp else res for res, grp, _ in ksm.LISTS.values() if not allows(api, ksm.USER, "list", res, grp))
         checks = [Check("exporter_can_list", not denied, ("kube-state-metrics cannot list: " + ", ".join(denied)) if denied else "kube-state-metrics can list everything it exports")]

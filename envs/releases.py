@@ -24,12 +24,13 @@ from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.kernel.images import split_image
 
 from .app_common import callers_of, live_pods, pods_serving
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["BuggyRelease", "IncorrectImage", "IncorrectImageWrongCommand"]
 
@@ -37,7 +38,7 @@ _DATABASES = ("mongodb-rate", "mongodb-profile", "mongodb-reservation")
 _GO = ("frontend", "search", "geo", "rate", "profile", "recommendation", "user", "reservation")
 
 
-def _image_check(backend: "SimBackend", namespace: str, service: str, container: str, bad: str) -> Check:
+def _image_check(backend: "Backend", namespace: str, service: str, container: str, bad: str) -> Check:
     pods = live_pods(backend, namespace, service)
     wrong = [p["metadata"]["name"] for p in pods if any(c.get("image") == bad for c in p["spec"]["containers"] if c["name"] == container)]
     return Check("image_restored", bool(pods) and not wrong, f"still on {bad}: {', '.join(wrong)}" if wrong else (f"no pod of {service} runs {bad}" if pods else f"no pod of {service}"))
@@ -61,7 +62,7 @@ _INCORRECT_IMAGE = Mechanism(
 )
 
 
-class IncorrectImage(Scenario):
+class IncorrectImage(SimScenario):
     family = "IncorrectImage"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -73,14 +74,14 @@ class IncorrectImage(Scenario):
     )
     mechanism = _INCORRECT_IMAGE
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         database = str(rng.choice(_DATABASES))
         comp = self.app.component(database)
         repo, tag = split_image(comp.image)
         bad = str(rng.choice((f"{repo}:{tag}6", f"{repo}:4.6.6", f"{repo}:{tag}-bulleye", f"{repo}:v{tag}", f"{repo}:44.6")))
         return {"database": database, "container": comp.container, "image": bad, "previous_image": comp.image}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerImage(self.namespace, v["database"], v["container"], v["image"], v["previous_image"]).inject(backend)
 
@@ -126,12 +127,12 @@ class IncorrectImage(Scenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return [AllowedChange("Deployment", self.namespace, self.variant["database"], "modified")]
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return [_image_check(backend, self.namespace, v["database"], v["container"], v["image"]), pods_serving(backend, self.namespace, v["database"])]
 
 
-class IncorrectImageWrongCommand(ServiceFault):
+class IncorrectImageWrongCommand(ServiceFault, SimScenario):
     family = "IncorrectImage"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -143,13 +144,13 @@ class IncorrectImageWrongCommand(ServiceFault):
     )
     mechanism = _INCORRECT_IMAGE
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(_GO))
         comp = self.app.component(service)
         other = str(rng.choice([s for s in _GO if s != service]))
         return {"service": service, "container": comp.container, "command": other, "previous_command": comp.command[0]}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerCommand(self.namespace, v["service"], v["container"], (v["command"],), (v["previous_command"],)).inject(backend)
 
@@ -185,7 +186,7 @@ class IncorrectImageWrongCommand(ServiceFault):
         ns = self.namespace
         return self.service_wrong_fixes(repull_image=[f"kubectl set image deployment/{v['service']} -n {ns} {v['container']}={self.app.component(v['service']).image}"])
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         pods = live_pods(backend, self.namespace, v["service"])
         wrong = [p["metadata"]["name"] for p in pods if any((c.get("command") or [v["previous_command"]])[0] != v["previous_command"] for c in p["spec"]["containers"] if c["name"] == v["container"])]
@@ -199,7 +200,7 @@ class IncorrectImageWrongCommand(ServiceFault):
 _BUGGY = {"recommendation": "0.9.2", "profile": "0.9.3", "rate": "0.9.4"}
 
 
-class BuggyRelease(ServiceFault):
+class BuggyRelease(ServiceFault, SimScenario):
     family = "BuggyRelease"
     app = HOTEL_RESERVATION
     layer = "application"
@@ -226,15 +227,15 @@ class BuggyRelease(ServiceFault):
         compatible=("application_bug",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(sorted(_BUGGY)))
         comp = self.app.component(service)
         repo, _ = split_image(comp.image)
         image = f"{repo}:{_BUGGY[service]}"
-        _, error = backend.world.images.defect(image, comp.command[0]) or (0.0, "")
+        _, error = backend.model.image_defect(image, comp.command[0]) or (0.0, "")
         return {"service": service, "container": comp.container, "image": image, "previous_image": comp.image, "error": error}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         SetContainerImage(self.namespace, v["service"], v["container"], v["image"], v["previous_image"]).inject(backend)
 
@@ -265,6 +266,6 @@ class BuggyRelease(ServiceFault):
             restart_frontend=[f"kubectl rollout restart deployment/{self.app.entrypoint} -n {ns}"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         v = self.variant
         return [_image_check(backend, self.namespace, v["service"], v["container"], v["image"]), pods_serving(backend, self.namespace, v["service"])]

@@ -13,9 +13,9 @@ from .base import RootCause
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
-__all__ = ["SOCIAL_SERVICES", "SOCIAL_STORES", "STATELESS", "UnreachableService", "and_list", "callers_of", "find", "gone", "json_patch_cmd", "label_of", "pods_running_check"]
+__all__ = ["SOCIAL_SERVICES", "SOCIAL_STORES", "STATELESS", "UnreachableService", "and_list", "callers_of", "gone", "json_patch_cmd", "label_of", "pods_running_check"]
 
 #: Go services on a request path (``user`` serves 0.5 % of requests: too little to notice)
 STATELESS = ("frontend", "search", "geo", "rate", "profile", "recommendation", "reservation")
@@ -39,11 +39,6 @@ SOCIAL_SERVICES = (
 SOCIAL_STORES = ("home-timeline-redis", "post-storage-mongodb")
 
 
-def find(backend: "SimBackend", kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-    """The object, or None when the agent deleted it (a check must fail, not raise)."""
-    return next((o for o in backend.api.list(kind, namespace) if o["metadata"]["name"] == name), None)
-
-
 def gone(kind: str, name: str) -> Check:
     return Check(f"{kind.lower()}_exists", False, f"{kind.lower()}/{name} was deleted")
 
@@ -62,7 +57,7 @@ def json_patch_cmd(kind: str, name: str, namespace: str, ops: list[dict[str, Any
     return f"kubectl patch {kind} {name} -n {namespace} --type=json -p '{json.dumps(ops, separators=(',', ':'))}'"
 
 
-def pods_running_check(backend: "SimBackend", app: AppSpec, component: str, name: str = "pods_running") -> Check:
+def pods_running_check(backend: "Backend", app: AppSpec, component: str, name: str = "pods_running") -> Check:
     """Every pod of ``component`` is bound, running and ready (the live system, not the spec)."""
     pods = [p for p in backend.api.list("Pod", app.namespace, label_of(app, component)) if not p["metadata"].get("deletionTimestamp")]
     if not pods:

@@ -13,26 +13,69 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import yaml
 
+from sre_env.errors import ApiError
 from sre_env.faults.scheduling import DeleteService, ScaleDeployment, ServiceSelector, manifest_of
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.apps.base import AppSpec
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network.routing import resolve_route
+from sre_env.sim.model import ModelBackend
 
+from .app_common import find
 from .base import RootCause
-from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, json_patch_cmd
+from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, json_patch_cmd
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["MissingService", "ScalePodZero", "WrongServiceSelector"]
 
 _DB_ON_PATH = ("mongodb-profile", "mongodb-rate", "mongodb-reservation")
 
 
-def _route_check(backend: "SimBackend", namespace: str, service: str, port: int, name: str) -> Check:
-    route = resolve_route(backend.world, namespace, f"{service}:{port}")
+def _route_check(backend: "Backend", app: AppSpec, service: str, port: int, name: str) -> Check:
+    """``service:port`` reaches the component's listening pods: on the simulator, where its connections
+    really end up; over the API, the Service exists with that port and its ready endpoints are the
+    component's own pods on the port it listens on."""
+    if not isinstance(backend, ModelBackend):
+        return _endpoints_check(backend, app, service, port, name)
+    route = backend.model.route(app.namespace, f"{service}:{port}")
     ok = route.ok >= 0.999 and all(uid for uid, _ in route.servers)
     return Check(name, ok, f"{service}:{port} reaches a listening pod in {route.ok:.0%} of connections" + (f" ({route.error})" if route.error else ""))
+
+
+def _endpoints_check(backend: "Backend", app: AppSpec, service: str, port: int, name: str) -> Check:
+    api = backend.api
+    ns = app.namespace
+    comp = app.component(service)
+    try:
+        svc = api.get("Service", service, ns)
+    except ApiError:
+        return Check(name, False, f"service/{service} does not exist")
+    if not any(int(p.get("port", 0)) == port for p in svc["spec"].get("ports") or ()):
+        return Check(name, False, f"service/{service} has no port {port}")
+    try:
+        ep = api.get("Endpoints", service, ns)
+    except ApiError:
+        ep = {}
+    label = app.label_key
+    good, bad = 0, []
+    for sub in ep.get("subsets") or ():
+        ports = sorted({int(p.get("port", 0)) for p in sub.get("ports") or ()})
+        for addr in sub.get("addresses") or ():
+            ref = addr.get("targetRef") or {}
+            try:
+                pod = api.get("Pod", ref["name"], ns) if ref.get("kind") == "Pod" else None
+            except ApiError:
+                pod = None
+            owner = ((pod or {}).get("metadata", {}).get("labels") or {}).get(label)
+            if owner == service and comp.listen_port in ports:
+                good += 1
+            else:
+                bad.append(f"{ref.get('name', addr.get('ip'))} ({label}={owner}, port(s) {ports})")
+    if not good and not bad:
+        return Check(name, False, f"{service}:{port} has no ready endpoints")
+    detail = f"{service}:{port} -> " + ("; ".join(bad) if bad else f"{good} ready {service} pod(s) on port {comp.listen_port}")
+    return Check(name, good > 0 and not bad, detail)
 
 
 class WrongServiceSelector(UnreachableService):
@@ -65,7 +108,7 @@ class WrongServiceSelector(UnreachableService):
         compatible=("selector_mismatch",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         comp = self.app.component(service)
         # another service's pods are a visible mistake only if they listen elsewhere
@@ -77,7 +120,7 @@ class WrongServiceSelector(UnreachableService):
             wrong = str(rng.choice(others))
         return {"service": service, "port": comp.service_ports[0][1], "wrong": wrong, "mode": mode}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         key = self.app.label_key
         ServiceSelector(self.namespace, v["service"], ((key, v["wrong"]),), ((key, v["service"]),)).inject(backend)
@@ -119,9 +162,9 @@ class WrongServiceSelector(UnreachableService):
         key = self.app.label_key
         return {"relabel_pods": [f"kubectl label pods -n {self.namespace} -l {key}={v['service']} {key}={v['wrong']} --overwrite"]}
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
-        return [_route_check(backend, self.namespace, v["service"], v["port"], "service_selects_its_pods")]
+        return [_route_check(backend, self.app, v["service"], v["port"], "service_selects_its_pods")]
 
 
 class MissingService(UnreachableService):
@@ -148,12 +191,12 @@ class MissingService(UnreachableService):
         detail_keys=("service", "port"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         svc = backend.api.get("Service", service, self.namespace)
         return {"service": service, "port": int(svc["spec"]["ports"][0]["port"]), "manifest": yaml.safe_dump(manifest_of(svc), sort_keys=True)}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         DeleteService(self.namespace, v["service"], yaml.safe_load(v["manifest"])).inject(backend)
 
@@ -188,9 +231,9 @@ class MissingService(UnreachableService):
         fixes["recreate_wrong_port"] = [f"kubectl apply -n {ns} -f - <<'EOF'\n{yaml.safe_dump(wrong, sort_keys=True)}EOF"]
         return fixes
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
-        return [_route_check(backend, self.namespace, v["service"], v["port"], "service_exists_and_routes")]
+        return [_route_check(backend, self.app, v["service"], v["port"], "service_exists_and_routes")]
 
     def allowed_changes(self) -> list[AllowedChange]:
         # a recreated Service is a new object with a new cluster IP
@@ -222,12 +265,12 @@ class ScalePodZero(UnreachableService):
         detail_keys=("deployment", "expected_replicas"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         dep = backend.api.get("Deployment", service, self.namespace)
         return {"service": service, "replicas": int(dep["spec"].get("replicas", 1))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         ScaleDeployment(self.namespace, v["service"], 0, v["replicas"]).inject(backend)
 
@@ -258,7 +301,7 @@ class ScalePodZero(UnreachableService):
             "delete_deployment": [f"kubectl delete deployment {v['service']} -n {ns}"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         dep = find(backend, "Deployment", v["service"], self.namespace)
         if dep is None:

@@ -16,19 +16,20 @@ from sre_env.faults.scheduling import RedeployDeployment, TaintNode, manifest_of
 from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
+from .app_common import find
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, callers_of, json_patch_cmd, label_of, pods_running_check
+from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, callers_of, json_patch_cmd, label_of, pods_running_check
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["AntiAffinityDeadlock", "NonExistentNode", "TaintNoToleration"]
 
 _UNSCHEDULABLE = r"\b(?:unschedulable|cannot be scheduled|can't be scheduled|failed ?scheduling|stuck (?:in )?pending|pending)\b"
 
 
-def _original(backend: "SimBackend", namespace: str, name: str) -> str:
+def _original(backend: "Backend", namespace: str, name: str) -> str:
     return yaml.safe_dump(manifest_of(backend.api.get("Deployment", name, namespace)), sort_keys=True)
 
 
@@ -59,13 +60,13 @@ class NonExistentNode(UnreachableService):
         detail_keys=("label", "value"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         choices = (("kubernetes.io/hostname", "worker-4"), ("kubernetes.io/hostname", "node-4"), ("node.kubernetes.io/instance-type", "m5.2xlarge"), ("disktype", "ssd"))
         label, value = choices[int(rng.integers(0, len(choices)))]
         return {"service": service, "label": label, "value": value, "original": _original(backend, self.namespace, service)}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         RedeployDeployment(self.namespace, v["service"], (("nodeSelector", {v["label"]: v["value"]}),), original=yaml.safe_load(v["original"])).inject(backend)
 
@@ -88,7 +89,7 @@ class NonExistentNode(UnreachableService):
             uncordon_all=["kubectl uncordon worker-1 worker-2 worker-3"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         dep = find(backend, "Deployment", v["service"], self.namespace)
         if dep is None:
@@ -129,7 +130,7 @@ class TaintNoToleration(Scenario):
         compatible=("node_failure",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         ns = self.namespace
         db = str(rng.choice(("mongodb-profile", "mongodb-rate", "mongodb-reservation")))
         claim = backend.api.get("PersistentVolumeClaim", self.app.component(db).volume_claim, ns)
@@ -146,7 +147,7 @@ class TaintNoToleration(Scenario):
         key, value = (("maintenance", "true"), ("node.example.com/disk-replacement", "scheduled"), ("upgrade", "in-progress"))[int(rng.integers(0, 3))]
         return {"node": node, "key": key, "value": value, "database": db, "pinned": tuple(sorted(pinned))}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         TaintNode(v["node"], v["key"], v["value"], "NoExecute").inject(backend)
 
@@ -192,7 +193,7 @@ class TaintNoToleration(Scenario):
         fixes["tolerate_maintenance"] = [json_patch_cmd("deployment", db, ns, [{"op": "add", "path": "/spec/template/spec/tolerations", "value": tol}]) for db in v["pinned"]]
         return fixes
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         node = find(backend, "Node", v["node"])
         if node is None:
@@ -228,7 +229,7 @@ class AntiAffinityDeadlock(UnreachableService):
         detail_keys=("topology_key", "selector"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         ns = self.namespace
         service = str(rng.choice(self.targets))
         # "stay away from the data tier": databases and caches, which together sit on every worker
@@ -245,7 +246,7 @@ class AntiAffinityDeadlock(UnreachableService):
         term = {"labelSelector": {"matchExpressions": [{"key": self.app.label_key, "operator": "In", "values": list(v["tier"])}]}, "topologyKey": v["topology_key"]}
         return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         RedeployDeployment(self.namespace, v["service"], (("affinity", self._affinity()),), original=yaml.safe_load(v["original"])).inject(backend)
 
@@ -277,7 +278,7 @@ class AntiAffinityDeadlock(UnreachableService):
             rollout_undo=[f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         dep = find(backend, "Deployment", v["service"], self.namespace)
         if dep is None:

@@ -22,19 +22,21 @@ from sre_env.sim.control.priority import pod_priority
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from sre_env.sim.control.quota import namespace_usage
 
-from .base import RootCause, Scenario
+from .app_common import find
+from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, find, gone, STATELESS, UnreachableService, json_patch_cmd, label_of, pods_running_check
+from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, json_patch_cmd, label_of, pods_running_check
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["HPAWithoutRequests", "LimitTooSmall", "NamespaceQuota", "PriorityPreemption", "RequestTooLarge"]
 
 Obj = dict[str, Any]
 
 
-def _resources(backend: "SimBackend", namespace: str, deployment: str, container: str) -> Obj | None:
+def _resources(backend: "Backend", namespace: str, deployment: str, container: str) -> Obj | None:
     """A container's resources in a Deployment's template (None if the Deployment or container is gone)."""
     dep = find(backend, "Deployment", deployment, namespace)
     ctr = next((c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == container), None) if dep else None
@@ -71,7 +73,7 @@ class RequestTooLarge(UnreachableService):
         detail_keys=("resource", "request"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         comp = self.app.component(service)
         resource, amount = (("cpu", "12"), ("cpu", "16"), ("memory", "32Gi"), ("memory", "48Gi"))[int(rng.integers(0, 4))]
@@ -84,7 +86,7 @@ class RequestTooLarge(UnreachableService):
         res.setdefault("limits", {})[v["resource"]] = v["request"]
         return res
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         RedeployDeployment(self.namespace, v["service"], (), v["container"], self._bad()).inject(backend)
 
@@ -114,7 +116,7 @@ class RequestTooLarge(UnreachableService):
             rollout_undo=[f"kubectl rollout undo deployment/{v['service']} -n {ns}"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         res = _resources(backend, self.namespace, v["service"], v["container"])
         if res is None:
@@ -158,7 +160,7 @@ class LimitTooSmall(UnreachableService):
         compatible=("resource_exhaustion",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         comp = self.app.component(service)
         limit = str(rng.choice(("8Mi", "10Mi")))
@@ -169,7 +171,7 @@ class LimitTooSmall(UnreachableService):
         res.setdefault("limits", {})["memory"] = limit
         return res
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         SetContainerResources(self.namespace, v["service"], v["container"], self._with_limit(v["limit"]), json.loads(v["original"])).inject(backend)
 
@@ -195,7 +197,7 @@ class LimitTooSmall(UnreachableService):
             scale_up=[f"kubectl scale deployment/{v['service']} -n {ns} --replicas=3"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         res = _resources(backend, self.namespace, v["service"], v["container"])
         if res is None:
@@ -247,7 +249,7 @@ class NamespaceQuota(UnreachableService):
         """The quota is a namespace object, not an app component; the grader must know its name."""
         return (QUOTA_NAME,)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         hard = str(rng.choice(("1", "1200m", "1500m")))
         manifest = manifest_of(backend.api.get("Deployment", service, self.namespace))
@@ -261,7 +263,7 @@ class NamespaceQuota(UnreachableService):
             "spec": {"hard": {"pods": "40", "requests.cpu": self.variant["hard_cpu"]}},
         }
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         CreateObjects((self._quota(),)).inject(backend)
         # the routine redeploy: the running pod goes away, its replacement meets the quota
@@ -303,14 +305,14 @@ class NamespaceQuota(UnreachableService):
             starve_another_service=[f"kubectl scale deployment/{donor} -n {ns} --replicas=0"],
         )
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
         ns = self.namespace
         quota = next((q for q in backend.api.list("ResourceQuota", ns) if q["metadata"]["name"] == QUOTA_NAME), None)
         if quota is None:
             return [Check("quota_kept", False, f"resourcequota/{QUOTA_NAME} was deleted")]
         hard = (quota.get("spec") or {}).get("hard") or {}
-        used = namespace_usage(backend.world.store, ns)
+        used = namespace_usage(backend.api, ns)
         try:
             limit = cpu_millicores(hard["requests.cpu"]) if "requests.cpu" in hard else None
         except ValueError:
@@ -361,7 +363,7 @@ class PriorityPreemption(Scenario):
         """Re-prioritising the batch workload is the repair, not interference with a bystander."""
         return (_BATCH_NS,)
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         # each batch pod asks for almost a whole worker: it fits only once the app's pods there are gone
         other = {}
         for pod in backend.api.list("Pod"):
@@ -406,7 +408,7 @@ class PriorityPreemption(Scenario):
             },
         )
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         CreateObjects(self._objects()).inject(backend)
 
     def _app_deployments(self) -> list[str]:
@@ -465,7 +467,7 @@ class PriorityPreemption(Scenario):
             "drop_priority_class": [json_patch_cmd("deployment", _BATCH, _BATCH_NS, [{"op": "remove", "path": "/spec/template/spec/priorityClassName"}])],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         api = backend.api
         dep = next((d for d in api.list("Deployment", _BATCH_NS) if d["metadata"]["name"] == _BATCH), None)
         if dep is None or int(dep["spec"].get("replicas", 0)) < int(self.variant["replicas"]):
@@ -484,7 +486,9 @@ class PriorityPreemption(Scenario):
 _SURGE = 11.0
 
 
-class HPAWithoutRequests(Scenario):
+class HPAWithoutRequests(SimScenario):
+    """Simulator-only: the traffic peak is the load generator's offered rate (:class:`TrafficSurge`)."""
+
     family = "HPAWithoutRequests"
     app = HOTEL_RESERVATION
     layer = "kubernetes"
@@ -514,7 +518,7 @@ class HPAWithoutRequests(Scenario):
     #: the services autoscaled for the peak (the ones one replica cannot carry at 11x)
     targets = ("frontend", "profile", "reservation")
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         target = int(rng.choice((50, 60, 70)))
         originals = {t: _resources(backend, self.namespace, t, self.app.component(t).container) for t in self.targets}
         return {"target": target, "max": 4, "originals": json.dumps(originals, sort_keys=True), "deployments": ", ".join(self.targets)}
@@ -536,7 +540,7 @@ class HPAWithoutRequests(Scenario):
             for t in self.targets
         )
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         CreateObjects(self._hpas()).inject(backend)
         originals = json.loads(self.variant["originals"])
         for t in self.targets:
@@ -583,7 +587,7 @@ class HPAWithoutRequests(Scenario):
             "raise_max_replicas": [f"kubectl patch hpa {t} -n {ns} --type=merge -p '{{\"spec\":{{\"maxReplicas\":10}}}}'" for t in self.targets],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         ns = self.namespace
         checks = []
         for t in self.targets:

@@ -19,18 +19,17 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
-from .base import RootCause, Scenario
+from .base import RootCause, SimScenario
 from .briefs import impact, user_report
 from .node_isolation import LocalVolume, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause
-from sre_env.sim.node.volumes import pod_volume_paths
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["SilentDataCorruption"]
 
 
-class SilentDataCorruption(Scenario):
+class SilentDataCorruption(SimScenario):
     family = "SilentDataCorruption"
     app = HOTEL_RESERVATION
     layer = "hardware"
@@ -56,9 +55,9 @@ class SilentDataCorruption(Scenario):
         compatible=("latent_sector_errors",),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         # a database nobody reads from would never notice: only those serving reads
-        dbs = [c for c in self.app.components if c.volume_claim and backend.world.last_load.get(c.name, 0.0) >= 5.0]
+        dbs = [c for c in self.app.components if c.volume_claim and backend.model.load(c.name) >= 5.0]
         comp = dbs[int(rng.integers(0, len(dbs)))]
         ns = self.namespace
         pvc = backend.api.get("PersistentVolumeClaim", comp.volume_claim, ns)
@@ -80,7 +79,7 @@ class SilentDataCorruption(Scenario):
     def _volumes(self) -> tuple[LocalVolume, ...]:
         return tuple(LocalVolume(*v) for v in self.variant["volumes"])
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
         # the whole device is suspect; the database reads from it constantly
         SilentCorruption(v["node"], v["device"], v["fraction"], ()).inject(backend)
@@ -118,11 +117,10 @@ class SilentDataCorruption(Scenario):
     def allowed_changes(self) -> list[AllowedChange]:
         return isolation_allowed_changes(self.namespace, self.variant["node"], self._volumes())
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
-        world = backend.world
+    def cause_checks(self, backend: "ModelBackend") -> list[Check]:
         bad = []
-        for pod in world.store.list("Pod", self.namespace):
-            for node, disk, path in pod_volume_paths(world, pod):
+        for pod in backend.api.list("Pod", self.namespace):
+            for node, disk, path in backend.model.pod_volume_paths(pod):
                 if disk.corruption_fraction(path) > 0:
                     bad.append(f"{pod['metadata']['name']} on {node}:/dev/{disk.device}")
         return [Check("off_corrupting_device", not bad, ("still on the corrupting device: " + ", ".join(bad)) if bad else "no workload keeps data on the corrupting device")]

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.errors import ApiError
 from sre_env.faults.service import ServiceTargetPort
 from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.network.routing import resolve_route
+from sre_env.sim.model import ModelBackend
 
 from .app_common import callers_of
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["TargetPortMisconfig"]
 
@@ -60,7 +61,7 @@ class TargetPortMisconfig(Scenario):
         detail_keys=("targetPort", "expected_targetPort"),
     )
 
-    def draw_variant(self, backend: "SimBackend", rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         service = str(rng.choice(self.targets))
         comp = self.app.component(service)
         _, port, target, _ = comp.service_ports[0]
@@ -68,7 +69,7 @@ class TargetPortMisconfig(Scenario):
         wrong = int(rng.choice(choices))
         return {"service": service, "port": int(port), "target": int(target), "wrong": wrong}
 
-    def inject(self, backend: "SimBackend") -> None:
+    def inject(self, backend: "Backend") -> None:
         v = self.variant
         ServiceTargetPort(self.namespace, v["service"], v["port"], v["wrong"], v["target"]).inject(backend)
 
@@ -111,7 +112,24 @@ class TargetPortMisconfig(Scenario):
             "delete_service": [f"kubectl delete service {v['service']} -n {ns}"],
         }
 
-    def cause_checks(self, backend: "SimBackend") -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
+        """The Service sends its port to where the process listens: on the simulator, where its
+        connections really end up; over the API, its ready endpoints' port."""
         v = self.variant
-        route = resolve_route(backend.world, self.namespace, f"{v['service']}:{v['port']}")
+        if not isinstance(backend, ModelBackend):
+            return [self._endpoints_check(backend)]
+        route = backend.model.route(self.namespace, f"{v['service']}:{v['port']}")
         return [Check("service_routes_to_listener", route.ok >= 0.999, f"{v['service']}:{v['port']} reaches a listening pod in {route.ok:.0%} of connections" + (f" ({route.error})" if route.error else ""))]
+
+    def _endpoints_check(self, backend: "Backend") -> Check:
+        """The Service's ready endpoints are all on the port the pods listen on."""
+        v = self.variant
+        try:
+            ep = backend.api.get("Endpoints", v["service"], self.namespace)
+        except ApiError:
+            return Check("service_routes_to_listener", False, f"service/{v['service']} has no endpoints object")
+        ready = [(a, p) for sub in ep.get("subsets") or () for a in sub.get("addresses") or () for p in sub.get("ports") or ()]
+        good = [1 for _, p in ready if int(p.get("port", 0)) == v["target"]]
+        ports = sorted({int(p.get("port", 0)) for _, p in ready})
+        detail = f"{v['service']}:{v['port']} -> ready endpoints on port(s) {ports or 'none'} (the pods listen on {v['target']})"
+        return Check("service_routes_to_listener", bool(good) and len(good) == len(ready), detail)

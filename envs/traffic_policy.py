@@ -20,10 +20,11 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
 
+from .app_common import find
 from .base import RootCause, Scenario
 
 if TYPE_CHECKING:
-    from sre_env.sim.backend import SimBackend
+    from sre_env.backend import Backend
 
 __all__ = ["InternalTrafficPolicyLocal"]
 
@@ -62,7 +63,7 @@ class InternalTrafficPolicyLocal(Scenario):
         compatible=("network_fault",),
     )
 
-    def draw_variant(self, backend: SimBackend, rng: np.random.Generator) -> dict[str, Any]:
+    def draw_variant(self, backend: "Backend", rng: np.random.Generator) -> dict[str, Any]:
         ns = self.namespace
         node_of: dict[str, str] = {}
         for pod in backend.api.list("Pod", ns):
@@ -89,7 +90,7 @@ class InternalTrafficPolicyLocal(Scenario):
             "policy": "Local",
         }
 
-    def inject(self, backend: SimBackend) -> None:
+    def inject(self, backend: "Backend") -> None:
         InternalTrafficPolicy(self.namespace, self.variant["service"], "Local", "Cluster").inject(backend)
 
     def _failing_features(self) -> list[str]:
@@ -143,9 +144,9 @@ class InternalTrafficPolicyLocal(Scenario):
         # removing the field (defaults to Cluster) or setting Cluster explicitly both differ textually
         return [AllowedChange("Service", self.namespace, self.variant["service"], "modified")]
 
-    def cause_checks(self, backend: SimBackend) -> list[Check]:
+    def cause_checks(self, backend: "Backend") -> list[Check]:
         v = self.variant
-        svc = backend.world.store.find("Service", v["service"], self.namespace)
+        svc = find(backend, "Service", v["service"], self.namespace)
         policy = ((svc or {}).get("spec") or {}).get("internalTrafficPolicy") or "Cluster"
         ok = svc is not None and policy == "Cluster"
         return [Check("cluster_traffic_policy", ok, f"service/{v['service']} internalTrafficPolicy: {policy}" if svc is not None else f"service/{v['service']} is gone")]

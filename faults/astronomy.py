@@ -18,6 +18,7 @@ from .base import Fault
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["SetFeatureFlag", "KafkaPoisonRecord", "IdleTransactionLock", "RotateServerPassword", "EnvoyConfigChange", "set_flag_json"]
 
@@ -78,7 +79,8 @@ class IdleTransactionLock(Fault):
     """A maintenance session took a table lock in a transaction and went idle (never committed).
 
     The session lives in the database server (it is a backend process of postgres), so the fault
-    opens it there, as a client connecting from ``client_addr`` would.
+    opens it there, as a client connecting from ``client_addr`` would: in the simulator's database
+    model (a live cluster would need a client that keeps the transaction open).
     """
 
     namespace: str
@@ -90,17 +92,15 @@ class IdleTransactionLock(Fault):
     pid: int | None = None
     user: str = "root"
 
-    def inject(self, backend: "Backend") -> None:
-        world = backend.world  # type: ignore[attr-defined]
-        pg = world.app_models[self.app_name].pg
-        now = world.clock.now
+    def inject(self, backend: "ModelBackend") -> None:
+        pg = backend.model.app_model(self.app_name).pg
+        now = backend.now
         s = pg.connect(self.user, "psql", self.client_addr, now, pid=self.pid)
         s.state, s.query, s.query_start, s.xact_start = "idle in transaction", self.statement, now, now
         s.holds[self.table] = self.mode
 
-    def recover(self, backend: "Backend") -> None:
-        world = backend.world  # type: ignore[attr-defined]
-        pg = world.app_models[self.app_name].pg
+    def recover(self, backend: "ModelBackend") -> None:
+        pg = backend.model.app_model(self.app_name).pg
         for pid in [p for p, s in pg.sessions.items() if s.holds.get(self.table) == self.mode and s.state == "idle in transaction"]:
             pg.terminate(pid)
 

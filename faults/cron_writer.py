@@ -12,6 +12,8 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sre_env.sim.model import ModelBackend
+
 from .base import Fault
 
 if TYPE_CHECKING:
@@ -41,11 +43,9 @@ class CronWriter(Fault):
         res = backend.nodes.exec(self.node, ["bash", "-c", script])
         if res.exit_code != 0:
             raise RuntimeError(f"installing {self.path} on {self.node} failed: {res.output.strip()}")
-        world = getattr(backend, "world", None)
-        if world is not None:
-            from sre_env.sim.node.diskfill import run_cron_history
-
-            run_cron_history(world, self.node, self.history_s)
+        if isinstance(backend, ModelBackend):
+            # a real node's disk already holds what the job wrote; the model replays those runs
+            backend.model.replay_cron(self.node, self.history_s)
 
     def recover(self, backend: "Backend") -> None:
         backend.nodes.exec(self.node, ["bash", "-c", f"rm -f {self.path} && rm -rf {self.directory}"])

@@ -17,6 +17,7 @@ from .base import Fault
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = ["PodSysctl", "ContainerUlimit", "ReportingDashboards"]
 
@@ -67,7 +68,8 @@ class ReportingDashboards(Fault):
 
     The dashboards live outside the cluster (they refresh on their own schedule and
     reconnect when their sessions are killed); the tuning is the database's command
-    line (``-c work_mem=... -c max_parallel_workers_per_gather=...``).
+    line (``-c work_mem=... -c max_parallel_workers_per_gather=...``). The refreshes are
+    a timer on the simulator's clock.
     """
 
     namespace: str
@@ -77,18 +79,17 @@ class ReportingDashboards(Fault):
     work_mem: str
     workers: int
 
-    def inject(self, backend: "Backend") -> None:
+    def inject(self, backend: "ModelBackend") -> None:
         from sre_env.sim.runtime.pg_reports import DashboardRefresh
 
         args = ["-c", f"work_mem={self.work_mem}", "-c", f"max_parallel_workers_per_gather={self.workers}"]
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": args}]}}}}
         backend.api.patch("Deployment", self.deployment, self.namespace, patch, "strategic")
-        world = backend.world  # type: ignore[attr-defined]
-        world.clock.schedule(world.clock.now + 20.0, DashboardRefresh(self.namespace, self.app_name))
+        backend.model.schedule(backend.now + 20.0, DashboardRefresh(self.namespace, self.app_name))
 
-    def recover(self, backend: "Backend") -> None:
+    def recover(self, backend: "ModelBackend") -> None:
         from sre_env.sim.runtime.pg_reports import TAG
 
-        backend.world.clock.cancel(TAG)  # type: ignore[attr-defined]
+        backend.model.cancel(TAG)
         patch = {"spec": {"template": {"spec": {"containers": [{"name": self.container, "args": None}]}}}}
         backend.api.patch("Deployment", self.deployment, self.namespace, patch, "strategic")

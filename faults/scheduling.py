@@ -16,6 +16,7 @@ from .base import Fault
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend
+    from sre_env.sim.model import ModelBackend
 
 __all__ = [
     "CreateObjects",
@@ -197,13 +198,16 @@ class CreateObjects(Fault):
 
 @dataclass(frozen=True)
 class TrafficSurge(Fault):
-    """Not a fault on its own: the load that turns a latent misconfiguration into an outage."""
+    """Not a fault on its own: the load that turns a latent misconfiguration into an outage.
+
+    It scales the simulator's load generator (a live cluster brings its own traffic).
+    """
 
     app: str
     factor: float
 
-    def inject(self, backend: "Backend") -> None:
-        backend.world.set_load_factor(self.app, self.factor)  # type: ignore[attr-defined]
+    def inject(self, backend: "ModelBackend") -> None:
+        backend.model.set_load_factor(self.app, self.factor)
 
-    def recover(self, backend: "Backend") -> None:
-        backend.world.set_load_factor(self.app, 1.0)  # type: ignore[attr-defined]
+    def recover(self, backend: "ModelBackend") -> None:
+        backend.model.set_load_factor(self.app, 1.0)

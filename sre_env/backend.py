@@ -92,6 +92,20 @@ class NodeAccess(Protocol):
 
     def clear_read_errors(self, node: str, device: str) -> None: ...
 
+    def inject_silent_corruption(self, node: str, device: str, *, fraction: float, paths: tuple[str, ...] = ()) -> None:
+        """Make reads of files under ``paths`` on ``device`` return wrong data now and then (no EIO)."""
+        ...
+
+    def clear_silent_corruption(self, node: str, device: str) -> None: ...
+
+    def inject_hardware_fault(self, node: str, kind: str, **params: Any) -> None:
+        """What a broken part does: ``nic_crc`` (fraction), ``nic_flap`` (down_s_per_min), ``ecc``
+        (per_hour, dimm), ``clock`` (offset_s), ``tsc_unstable`` (cpu); a backend that cannot
+        emulate one on its nodes refuses it."""
+        ...
+
+    def clear_hardware_fault(self, node: str, kind: str) -> None: ...
+
 
 @runtime_checkable
 class Backend(Protocol):

@@ -60,7 +60,8 @@ class KubernetesBackend:
         loki_url, jaeger_url: optional log and trace query APIs for the observation.
         time_scale: cluster seconds per wall second (1 on a real cluster; the speed-up of ``sre-env serve``).
         sandbox: ``auto`` (docker when an engine answers), ``docker`` or ``subprocess``.
-        allow_unverified: run scenarios not in ``LIVE_SCENARIOS`` (their checks may need the simulator).
+        allow_unverified: run scenarios not in ``LIVE_SCENARIOS`` (not run end to end on a live cluster yet;
+            a :class:`~sre_env.envs.base.SimScenario` is refused either way).
     """
 
     name = "kubernetes"
@@ -159,8 +160,8 @@ class KubernetesBackend:
             raise ScenarioError(f"{scenario_cls.__name__} reads the simulator's model (its cause or its checks have no Kubernetes API equivalent); it runs on the simulator only")
         if live_scenario_name(scenario_cls) is None and not self.allow_unverified:
             raise ScenarioError(
-                f"{scenario_cls.__name__} is not verified on the KubernetesBackend yet (its checks or its reference fix "
-                f"need the simulator); verified: {', '.join(sorted(LIVE_SCENARIOS))}. Pass allow_unverified=True to try it anyway."
+                f"{scenario_cls.__name__} is not verified on the KubernetesBackend yet (it has not been run end to end on a "
+                f"live cluster); verified: {', '.join(sorted(LIVE_SCENARIOS))}. Pass allow_unverified=True to try it anyway."
             )
 
     def start_episode(self, scenario: "Scenario", *, develop_s: float, seed: int = 0, noise: str = "none") -> "Baseline":

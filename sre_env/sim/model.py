@@ -21,13 +21,19 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from sre_env.backend import Backend
 
 if TYPE_CHECKING:
-    from sre_env.apps.base import Component
+    from sre_env.apps.base import AppSpec, Component
     from sre_env.sim.kernel.clock import TimedEvent
     from sre_env.sim.kernel.flows import TickResult
     from sre_env.sim.kernel.hosts import Disk, HostNode
-    from sre_env.sim.kernel.pods import PodRuntime
+    from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
     from sre_env.sim.kernel.world import World
+    from sre_env.sim.kubelet.probes import ProbeResult
+    from sre_env.sim.network.dns import Answer
+    from sre_env.sim.network.netpol import Peer
     from sre_env.sim.network.routing import Route
+    from sre_env.sim.runtime.edge_filter import RegexRule
+    from sre_env.sim.runtime.mongo_auth import UserStore
+    from sre_env.sim.runtime.redis_model import RedisState
 
 __all__ = ["SimModel", "ModelBackend"]
 
@@ -54,10 +60,45 @@ class SimModel:
 
         return pod_volume_paths(self._world, pod)
 
+    def eviction_thresholds(self, node: str) -> dict[str, str]:
+        """The hard eviction thresholds the node's running kubelet enforces (signal -> value)."""
+        from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, EvictionState
+
+        managed = self._world.peek(EvictionState)
+        return (managed.nodes if managed is not None else {}).get(node, DEFAULT_EVICTION_HARD)
+
+    def eviction_signals(self, node: str) -> dict[str, tuple[float, float]]:
+        """What the node's eviction manager measures: signal -> (available, capacity)."""
+        from sre_env.sim.kubelet.eviction import signals
+
+        return signals(self._world, self._world.hosts[node])
+
+    def pod_ips_in_use(self, node: str) -> dict[str, str]:
+        """Addresses held by the live pod sandboxes on ``node`` -> sandbox id."""
+        from sre_env.sim.network.nodenet import in_use
+
+        return in_use(self._world, node)
+
+    def replay_cron(self, node: str, seconds: float) -> None:
+        """Run the node's cron jobs as if they had been installed ``seconds`` before now."""
+        from sre_env.sim.node.diskfill import run_cron_history
+
+        run_cron_history(self._world, node, seconds)
+
     # ------------------------------------------------------------------ processes
     def runtime(self, pod_uid: str) -> "PodRuntime | None":
         """What runs for a pod on its node (its containers' states, logs, restarts)."""
         return self._world.runtimes.get(pod_uid)
+
+    def pod_listens(self, pod_uid: str, port: int) -> bool:
+        """Whether a running process of the pod listens on ``port``."""
+        return self._world.pod_listens(pod_uid, port)
+
+    def run_probe(self, pod: Obj, runtime: "PodRuntime", container: "ContainerRuntime", spec: Obj, probe: Obj) -> "ProbeResult":
+        """What the kubelet's prober gets from the container's process now (``probe`` from its ``spec``)."""
+        from sre_env.sim.kubelet.probes import run_probe
+
+        return run_probe(self._world, pod, runtime, container, spec, probe, self._world.clock.now)
 
     def pod_env(self, pod_uid: str, container: str) -> dict[str, str]:
         """The environment a container's process runs with (its start-time copy while it runs)."""
@@ -77,12 +118,66 @@ class SimModel:
         """The share of requests a release's bug fails, and its error (None: no known bug)."""
         return self._world.images.defect(image, binary)
 
+    def redis_state(self, pod: Obj) -> "RedisState | None":
+        """The dataset and memory state of the redis server in ``pod`` (None: none runs there)."""
+        from sre_env.sim.runtime.redis_model import state_for_pod
+
+        return state_for_pod(self._world, pod)
+
+    def mongo_users(self, pod: Obj) -> "UserStore | None":
+        """The users and roles of the MongoDB in ``pod`` (None: it runs without access control)."""
+        from sre_env.sim.runtime.mongo_auth import user_store
+
+        return user_store(self._world, pod)
+
+    def gateway_rules(self, app: str, pod_uid: str) -> tuple["RegexRule", ...]:
+        """The regex rules an app's gateway process in pod ``pod_uid`` runs with (empty: none, or not running)."""
+        model = self._world.app_models.get(app)
+        return model.gateway_rules(self._world, pod_uid) if model is not None else ()
+
+    def cart_passwords_ok(self, app: str, namespace: str) -> list[bool]:
+        """Per serving cart pod, whether the password it started with opens the cache server."""
+        return self._world.app_models[app].cart_password_ok(self._world, self.serving(namespace))
+
     # ------------------------------------------------------------------ network and traffic
     def route(self, namespace: str, address: str, port: int | None = None, *, client: str | None = None) -> "Route":
         """Where a connection to ``address`` from a pod of ``namespace`` (or pod uid ``client``) ends up."""
         from sre_env.sim.network.routing import resolve_route
 
         return resolve_route(self._world, namespace, address, port, client=client)
+
+    def entry_routes(self, app: "AppSpec") -> "dict[str, Route] | None":
+        """Per request type, how the load generator's request fares at the edge (None: the app has no edge)."""
+        from sre_env.sim.network.ingress import entry_routes
+
+        return entry_routes(self._world, app)
+
+    def kube_proxy_live(self, node: str) -> bool:
+        """Whether a kube-proxy process serves on ``node``."""
+        from sre_env.sim.network.kubeproxy import proxy_live
+
+        return proxy_live(self._world, node)
+
+    def resolve_name(self, pod_uid: str, name: str) -> "Answer | None":
+        """What a DNS lookup of ``name`` answers inside the pod (None: the pod has no address to ask from)."""
+        from sre_env.sim.network.netmodel import client_for, resolve_from
+
+        src = client_for(self._world, pod_uid)
+        if src is None or not src.ip:
+            return None
+        return resolve_from(self._world, src, name)
+
+    def policy_peer(self, pod: Obj) -> "Peer":
+        """The pod as NetworkPolicies see it (address, namespace, labels)."""
+        from sre_env.sim.network.netpol import peer_for_pod
+
+        return peer_for_pod(self._world, pod)
+
+    def policy_allows(self, src: "Peer", dst: "Peer", port: int) -> bool:
+        """Whether the NetworkPolicies in force admit a TCP connection from ``src`` to ``dst:port``."""
+        from sre_env.sim.network.netpol import allowed
+
+        return allowed(self._world, src, dst, port)
 
     def traffic(self, app: str) -> "TickResult | None":
         """The last tick's request flow of an app (rates, errors, latencies, failing edges)."""
@@ -108,11 +203,42 @@ class SimModel:
 
         return retry_limit(self._world, component, pod_uids)
 
+    def connection_rate(self, app: "AppSpec", caller: str, callee: str) -> float:
+        """New connections/s ``caller`` opens to ``callee`` at the offered load (all its pods together)."""
+        from sre_env.sim.runtime.oslimits import edge_connection_rate
+
+        return edge_connection_rate(self._world, app, caller, callee)
+
+    def fd_demand(self, app: "AppSpec", component: "Component", n_pods: int) -> int:
+        """File descriptors one of ``n_pods`` replicas of the component needs at the offered load."""
+        from sre_env.sim.runtime.oslimits import fd_demand
+
+        return fd_demand(self._world, app, component, n_pods)
+
     def go_memory_limit_mib(self, component: "Component", pod_uids: tuple[str, ...]) -> float:
         """The component's Go soft memory limit (GOMEMLIMIT), MiB; 0 when unset."""
         from sre_env.sim.runtime.podenv import go_memory_limit_mib
 
         return go_memory_limit_mib(self._world, component, pod_uids)
+
+    # ------------------------------------------------------------------ control plane
+    def webhook_error(self, hook: Obj, path_default: str = "/") -> str | None:
+        """Why the apiserver's call to an admission webhook fails (None: it answers)."""
+        from sre_env.sim.control.admission import call_webhook
+
+        return call_webhook(self._world, hook, path_default)
+
+    def mutate(self, pod: Obj) -> Obj:
+        """``pod`` as the mutating admission webhooks in force rewrite it (changed in place)."""
+        from sre_env.sim.control.admission import apply_assign_mutators
+
+        return apply_assign_mutators(self._world, pod)
+
+    def metrics_api_available(self) -> bool:
+        """Whether the aggregated Metrics API (metrics-server's APIService) is Available."""
+        from sre_env.sim.control.namespaces import metrics_api_available
+
+        return metrics_api_available(self._world)
 
     # ------------------------------------------------------------------ telemetry
     def firing_alerts(self) -> list[Any]:

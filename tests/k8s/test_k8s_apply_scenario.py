@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 import sre_env
-from sre_env.k8s.oracles import LIVE_SCENARIOS, LiveGates, live_cause_checks
+from sre_env.k8s.oracles import LIVE_SCENARIOS, LiveGates
 
 #: the windows of tests/k8s/test_k8s_scenario.py (cluster time; the served clock runs 120x the wall)
 GATES = LiveGates(immediate_s=60.0, settle_s=120.0, window_s=60.0, restart_settle_s=60.0, poll_s=10.0)
@@ -29,7 +29,7 @@ def test_missing_service_recreated_by_kubectl_apply_passes_and_a_wrong_port_does
         svc, ns = env.scenario.variant["service"], env.scenario.namespace
         with running.server.lock:
             assert running.sim.world.store.find("Service", svc, ns) is None  # deleted through the API
-        assert not any(c.passed for c in live_cause_checks(env.scenario, backend))
+        assert not any(c.passed for c in env.scenario.cause_checks(backend))
         for cmd in env.scenario.wrong_fixes()["recreate_wrong_port"]:
             env.step(cmd)
         obs, reward, terminated, _, info = env.step("submit")

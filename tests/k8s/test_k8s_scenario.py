@@ -17,7 +17,7 @@ from sre_env.envs.registry import scenario_class
 
 import sre_env
 from sre_env.backend import Backend
-from sre_env.k8s.oracles import LIVE_SCENARIOS, LiveGates, live_cause_checks
+from sre_env.k8s.oracles import LIVE_SCENARIOS, LiveGates
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 
@@ -65,7 +65,7 @@ def test_missing_env_var_wrong_fix_then_reset_reconciles_and_the_reference_fix_p
     try:
         env.reset(seed=0)
         first = dict(env.scenario.variant)
-        assert not all(c.passed for c in live_cause_checks(env.scenario, backend))
+        assert not all(c.passed for c in env.scenario.cause_checks(backend))
         reward, info = _episode(env, fix=env.scenario.wrong_fixes()["rollout_restart"], diagnose=False)
         assert reward == 0.0 and not info["is_success"] and not info["oracles"]["live"]["passed"]
         # reset: the baseline Deployment comes back (the variable is restored) before the next injection
@@ -102,8 +102,10 @@ def test_unverified_families_are_refused_clearly(paused) -> None:
     backend = paused.backend()
     assert copy.deepcopy(backend) is backend  # gym.make copies specs; a live cluster is not copied
     assert isinstance(backend, Backend) and backend.nondeterministic
-    with pytest.raises(sre_env.ScenarioError, match="not verified on the KubernetesBackend"):
+    with pytest.raises(sre_env.ScenarioError, match="runs on the simulator only"):
         sre_env.SREEnv("DiskSector", backend=backend)
+    with pytest.raises(sre_env.ScenarioError, match="not verified on the KubernetesBackend"):
+        sre_env.SREEnv("NamespaceQuota", backend=backend)
     with pytest.raises(ValueError, match="noise"):
         sre_env.SREEnv("ScalePodZero", backend=backend, noise="low")
     with pytest.raises(ValueError, match="backend must be"):
@@ -133,7 +135,7 @@ def test_every_verified_scenario_passes_with_its_reference_fix_through_real_kube
     env = sre_env.SREEnv(name, backend=served.backend(gates=GATES), develop_s=60.0)
     try:
         env.reset(seed=0)
-        assert not all(c.passed for c in live_cause_checks(env.scenario, env.backend))
+        assert not all(c.passed for c in env.scenario.cause_checks(env.backend))
         reward, info = _episode(env, fix=env.scenario.reference_solution())
         assert info["is_success"] and reward > 0.9, {g: [c for c in r["checks"] if not c["passed"]] for g, r in info["oracles"].items()}
     finally:

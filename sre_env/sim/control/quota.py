@@ -17,6 +17,7 @@ from sre_env.errors import ApiError
 from sre_env.kube.quantity import cpu_millicores, format_bytes, format_millicores, memory_bytes
 
 if TYPE_CHECKING:
+    from sre_env.backend import ClusterAPI
     from sre_env.sim.kernel.store import ObjectStore
 
 __all__ = ["TRACKED", "admit_pod_quota", "format_quantity", "namespace_usage", "pod_usage", "quota_status", "refresh_quota_status"]
@@ -81,7 +82,8 @@ def pod_usage(pod: Obj) -> tuple[dict[str, int], dict[str, list[str]]]:
     return usage, missing
 
 
-def namespace_usage(store: "ObjectStore", namespace: str, exclude_uid: str | None = None) -> dict[str, int]:
+def namespace_usage(store: "ObjectStore | ClusterAPI", namespace: str, exclude_uid: str | None = None) -> dict[str, int]:
+    """What the namespace's counted pods use of each tracked resource (``store``: the object store or an API listing pods)."""
     used: dict[str, int] = {r: 0 for r in TRACKED}
     for pod in store.list("Pod", namespace):
         if not _counted(pod) or pod["metadata"].get("uid") == exclude_uid:

@@ -132,7 +132,7 @@ class AstronomyModel:
         self._read_flags(world, serving.get("flagd", ()))
         self._sync_stores(world, serving)
         self._edge(world, serving.get("frontend-proxy", ()))
-        sig = (self._flags_rev, self.edge_cost_ms, self.valkey.password, tuple(self._cart_password_ok(world, serving)),
+        sig = (self._flags_rev, self.edge_cost_ms, self.valkey.password, tuple(self.cart_password_ok(world, serving)),
                tuple((c, serving.get(c, ())) for c in ("payment", "ad", "cart", "product-catalog", "checkout")))
         if sig != self._sig:
             self._sig = sig
@@ -193,7 +193,7 @@ class AstronomyModel:
         # GetProduct fails for one product of the catalogue's ten
         fail("product-catalog", "GetProduct", 0.1 * truthy(f.value("productCatalogFailure")), PRODUCT_FAILED)
         # the cart's own credentials against the cache (not a flag, but the same path)
-        bad = [ok for ok in self._cart_password_ok(world, serving) if not ok]
+        bad = [ok for ok in self.cart_password_ok(world, serving) if not ok]
         if bad:
             share = len(bad) / max(1, len(serving.get("cart", ())))
             for op in ("GetCart", "AddItem", "EmptyCart"):
@@ -287,7 +287,8 @@ class AstronomyModel:
             env = pod_env(world, vk[0], "valkey-cart") if pod is not None else {}
             self.valkey.start(env.get("VALKEY_PASSWORD", ""))
 
-    def _cart_password_ok(self, world: "World", serving: dict[str, tuple[str, ...]]) -> list[bool]:
+    def cart_password_ok(self, world: "World", serving: dict[str, tuple[str, ...]]) -> list[bool]:
+        """Per serving cart pod, whether the password its process started with opens valkey-cart."""
         if self._valkey_started is None:
             return []
         # a cart process keeps the password it started with: the answer changes only with the pods or the server
