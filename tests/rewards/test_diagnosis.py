@@ -17,7 +17,7 @@ import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
 from sre_env.envs.base import RootCause
-from sre_env.envs.registry import SCENARIOS
+from sre_env.envs.registry import scenarios
 from sre_env.rewards.diagnosis import (
     COMMON_WORDS,
     PASS_THRESHOLD,
@@ -345,7 +345,7 @@ def test_mechanism_id_is_found_from_the_root_cause_alone(env_id: str) -> None:
 def test_vocabulary_is_the_shared_rivals_then_every_family() -> None:
     vocab = vocabulary()
     assert list(vocab)[: len(SHARED_MECHANISMS)] == [m.id for m in SHARED_MECHANISMS]
-    declared = {cls.mechanism.id: cls.mechanism for cls in SCENARIOS.values() if cls.mechanism is not None}
+    declared = {cls.mechanism.id: cls.mechanism for cls in scenarios().values() if cls.mechanism is not None}
     assert list(vocab)[len(SHARED_MECHANISMS) :] == list(declared)
     assert all(vocab[i] == m for i, m in declared.items())
 
