@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_env import bench_steps  # noqa: E402
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION  # noqa: E402
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world  # noqa: E402
 from sre_env.telemetry.alerting import AlertState  # noqa: E402
+from sre_env.telemetry.metrics_store import metrics_of
 from sre_env.telemetry.promql import query, query_range  # noqa: E402
 from sre_env.telemetry.promql_engine import Evaluator  # noqa: E402
-from sre_env.sim.engine import advance
-from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace
 

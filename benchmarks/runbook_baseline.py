@@ -83,7 +83,6 @@ def render(rows: list[dict[str, Any]], command: str, seeds: tuple[int, ...]) -> 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     from sre_env.envs.registry import ENV_IDS
-
     from sre_env.eval.runs import EvalConfig, parse_seeds, run_eval
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -15,6 +15,8 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.control_plane import (
     CreateObject,
     LabelNamespace,
@@ -22,8 +24,10 @@ from sre_env.faults.control_plane import (
     RestartWorkload,
     ScaleWorkload,
 )
+from sre_env.kube.quantity import memory_bytes
+from sre_env.kube.timefmt import iso
+from sre_env.kube.tls import b64, pem_certificate
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-
 from sre_env.sim.control import gatekeeper as gk
 from sre_env.sim.control.admission import (
     ENFORCE,
@@ -31,10 +35,6 @@ from sre_env.sim.control.admission import (
     pod_security_violations,
     webhook_applies,
 )
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.kube.timefmt import iso
-from sre_env.kube.quantity import memory_bytes
-from sre_env.kube.tls import b64, pem_certificate
 
 from .app_common import callers_of, find
 from .base import RootCause, Scenario, SimScenario

@@ -10,9 +10,9 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
+from sre_env.apps.base import AppSpec
 from sre_env.errors import ApiError
 from sre_env.rewards.base import Check
-from sre_env.apps.base import AppSpec
 
 from .pods_common import live_pods
 

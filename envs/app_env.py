@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.app_config import SetContainerEnv
-from sre_env.rewards.base import Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.app_config import SetContainerEnv
+from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
 from .base import RootCause, SimScenario

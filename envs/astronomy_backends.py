@@ -25,9 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, RotateServerPassword
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, VALKEY_PASSWORD
+from sre_env.faults.astronomy import (
+    IdleTransactionLock,
+    KafkaPoisonRecord,
+    RotateServerPassword,
+)
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.faults.app_config import SetContainerEnv
 from sre_env.rewards.base import Check
-from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 
 from .app_common import address_check
 from .app_env import IncorrectPortAssignment, MisconfiguredEnv

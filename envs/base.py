@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.base import AppSpec
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

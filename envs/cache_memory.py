@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.redis import RedisServerArgs
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
+from sre_env.faults.redis import RedisServerArgs
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.redis_model import OOM_ERROR
 
 from .base import RootCause, SimScenario

@@ -11,7 +11,11 @@ Scenarios on the OpenTelemetry demo (``sre_env.apps.astronomy_shop``):
 from __future__ import annotations
 
 from .astronomy_backends import CacheAuthChanged, DBLockContention, KafkaPoisonPill
-from .astronomy_ports import AstronomyIncorrectPort, AstronomyMisconfiguredEnv, AstronomyMissingEnvVar
+from .astronomy_ports import (
+    AstronomyIncorrectPort,
+    AstronomyMisconfiguredEnv,
+    AstronomyMissingEnvVar,
+)
 from .base import Scenario
 from .edge_proxy import EnvoyEdgeFilterCpu
 from .feature_flag import FLAG_SCENARIOS

@@ -16,7 +16,11 @@ from .base import Scenario
 from .network_dns import ServiceDNSFailure, StaleCoreDNSConfig, WrongDNSPolicy
 from .network_edge import IngressMisroute, KubeProxyBroken
 from .network_ipam import PodCIDRExhaustion
-from .network_paths import InternalTrafficPolicyLocal, NetworkPartition, NetworkPolicyBlock
+from .network_paths import (
+    InternalTrafficPolicyLocal,
+    NetworkPartition,
+    NetworkPolicyBlock,
+)
 
 SCENARIOS: dict[str, type[Scenario]] = {
     "ServiceDNSFailure": ServiceDNSFailure,

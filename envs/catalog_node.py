@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from .base import Scenario
 from .cpu_throttling import CfsThrottling
+from .node_faults import (
+    ClocksourceUnstable,
+    ConntrackExhaustion,
+    KubeletDown,
+    MemoryEccErrors,
+    NicLinkFlap,
+    NicPacketCorruption,
+    NodeClockDrift,
+)
 from .silent_corruption import SilentDataCorruption
-from .node_faults import ClocksourceUnstable, ConntrackExhaustion, KubeletDown, MemoryEccErrors, NicLinkFlap, NicPacketCorruption, NodeClockDrift
 
 SCENARIOS: dict[str, type[Scenario]] = {
     "KubeletDown": KubeletDown,

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from .base import Scenario
 from .disk_fill import DiskFull, InodeExhaustion
-from .os_limits import DevShmExhaustion, EphemeralPortExhaustion, FileDescriptorExhaustion
+from .os_limits import (
+    DevShmExhaustion,
+    EphemeralPortExhaustion,
+    FileDescriptorExhaustion,
+)
 
 SCENARIOS: dict[str, type[Scenario]] = {
     "DiskFull": DiskFull,

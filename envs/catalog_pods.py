@@ -6,7 +6,12 @@ See envs/registry.py for the id scheme.
 from __future__ import annotations
 
 from .base import Scenario
-from .pod_probes import LivenessProbeMisconfig, LivenessProbeTooAggressive, ReadinessProbeMisconfig, RollingUpdateMisconfigured
+from .pod_probes import (
+    LivenessProbeMisconfig,
+    LivenessProbeTooAggressive,
+    ReadinessProbeMisconfig,
+    RollingUpdateMisconfigured,
+)
 from .pod_runtime import InitContainerHang, ServicePortConflict, SidecarPortConflict
 from .pod_volumes import DuplicatePVCMounts, PVAffinityViolation, PVCMismatch
 

@@ -15,7 +15,13 @@ from .base import Scenario
 from .sched_common import SOCIAL_SERVICES, SOCIAL_STORES
 from .sched_objects import MissingService, ScalePodZero, WrongServiceSelector
 from .sched_placement import AntiAffinityDeadlock, NonExistentNode, TaintNoToleration
-from .sched_resources import HPAWithoutRequests, LimitTooSmall, NamespaceQuota, PriorityPreemption, RequestTooLarge
+from .sched_resources import (
+    HPAWithoutRequests,
+    LimitTooSmall,
+    NamespaceQuota,
+    PriorityPreemption,
+    RequestTooLarge,
+)
 
 _SN = "the social network"
 

@@ -16,7 +16,6 @@ from .sched_common import SOCIAL_SERVICES, SOCIAL_STORES
 from .target_port import TargetPortMisconfig
 from .traffic_policy import InternalTrafficPolicyLocal
 
-
 TargetPortMisconfigSocialNetwork = TargetPortMisconfig.for_app(
     SOCIAL_NETWORK,
     targets=SOCIAL_SERVICES + SOCIAL_STORES,

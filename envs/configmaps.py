@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.app_config import (
     DeleteConfigMap,
     SetConfigMapKey,
@@ -24,8 +26,6 @@ from sre_env.faults.app_config import (
     restart_deployment,
 )
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import DB_CLIENTS, find, live_pods, pods_serving
 from .base import RootCause, SimScenario

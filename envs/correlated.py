@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.rewards.base import Check, Mechanism
 from sre_env.sim.kubelet.eviction import KUBELET_CONFIG
 
 from .base import RootCause, SimScenario

@@ -17,11 +17,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.control_plane import CreateObject
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.control_plane import CreateObject
 from sre_env.kube.timefmt import EPOCH, parse_iso
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.control.jobs import next_schedule
 
 from .app_common import find

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.cron_writer import CronWriter
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.node.diskfill import usage, writers_into
 
 from .base import RootCause, SimScenario

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.disk import LatentSectorErrors
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
 from .base import RootCause, SimScenario

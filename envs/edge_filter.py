@@ -17,10 +17,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.edge_filter import NginxFilterRule
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
+from sre_env.faults.edge_filter import NginxFilterRule
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.social import GATEWAY, NGINX_CONF_KEY
 
 from .base import RootCause, SimScenario

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, ENVOY_CONFIG
 from sre_env.faults.astronomy import EnvoyConfigChange
 from sre_env.rewards.base import AllowedChange, Check
-from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, ENVOY_CONFIG
 from sre_env.sim.runtime.envoy import re2_program_size, request_cost_ms
 
 from .base import RootCause, SimScenario

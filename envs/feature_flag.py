@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
 from sre_env.faults.astronomy import SetFeatureFlag, set_flag_json
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP, FLAGS, flagd_json
 from sre_env.sim.runtime.flagd import truthy
 
 from .base import RootCause, SimScenario

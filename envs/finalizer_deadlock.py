@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.control.namespaces import METRICS_APISERVICE, metrics_server_objects
 
 from .app_common import find

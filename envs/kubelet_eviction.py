@@ -13,11 +13,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.node_config import KubeletConfigEdit
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.kubelet.eviction import DEFAULT_EVICTION_HARD, KUBELET_CONFIG, _threshold_value, eviction_thresholds
+from sre_env.faults.node_config import KubeletConfigEdit
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.sim.kubelet.eviction import (
+    DEFAULT_EVICTION_HARD,
+    KUBELET_CONFIG,
+    _threshold_value,
+    eviction_thresholds,
+)
 
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report

@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
-
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.traffic.triggers import CacheRestart, LoadSpike
 
 from .base import RootCause, SimScenario

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.errors import ApiError
 from sre_env.faults.workload import RemoveEnvVar
 from sre_env.rewards.base import Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.model import ModelBackend
 
 from .app_common import api_pod_env, misrouted_pods

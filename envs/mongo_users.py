@@ -23,10 +23,10 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.app_config import MongoShell, SetSecretKey
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.app_config import MongoShell, SetSecretKey
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.mongo_auth import client_error
 
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sre_env.rewards.base import Check
 from sre_env.apps.base import AppSpec
+from sre_env.rewards.base import Check
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

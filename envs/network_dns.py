@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.base import AppSpec
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.network import CorefileEdit, PodDnsPolicy
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import dns
-from sre_env.apps.base import AppSpec
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import find
 from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
-from .net_common import callers_of, caller_routes_check, request_path_callees
+from .net_common import caller_routes_check, callers_of, request_path_callees
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -21,16 +21,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import yaml
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.network import IngressEdit, KubeProxyBadImage
+from sre_env.kube.timefmt import iso
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import ingress as ingress_model
 from sre_env.sim.network import kubeproxy
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.kube.timefmt import iso
 
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report
-from .net_common import caller_routes_check, callers_of, component_nodes, request_path_callees
+from .net_common import (
+    caller_routes_check,
+    callers_of,
+    component_nodes,
+    request_path_callees,
+)
 
 if TYPE_CHECKING:
     from sre_env.sim.model import ModelBackend

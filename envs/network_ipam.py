@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.network import LeakedPodIPs
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import nodenet
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .base import RootCause, SimScenario
 from .briefs import user_report
-
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -17,22 +17,32 @@ removed and the saved rule set updated.
 
 from __future__ import annotations
 
-
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.faults.network import CreateNetworkPolicy, NodeFirewallPartition, ServiceTrafficPolicy
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.kube.selectors import label_selector_matches
-from sre_env.sim.network import netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.network import (
+    CreateNetworkPolicy,
+    NodeFirewallPartition,
+    ServiceTrafficPolicy,
+)
+from sre_env.kube.selectors import label_selector_matches
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.sim.network import netpol, nodenet
 
 from .app_common import find
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report
-from .net_common import caller_routes_check, callers_of, component_nodes, request_path_callees
-from .traffic_policy import InternalTrafficPolicyLocal as SocialInternalTrafficPolicyLocal
+from .net_common import (
+    caller_routes_check,
+    callers_of,
+    component_nodes,
+    request_path_callees,
+)
+from .traffic_policy import (
+    InternalTrafficPolicyLocal as SocialInternalTrafficPolicyLocal,
+)
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

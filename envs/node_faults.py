@@ -13,14 +13,22 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults import node as node_fault
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.node.faults import conntrack_demand, conntrack_limit
 
 from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
-from .node_isolation import LocalVolume, app_pods_on, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause, off_node_check
+from .node_isolation import (
+    LocalVolume,
+    app_pods_on,
+    evacuation_commands,
+    isolation_allowed_changes,
+    local_volumes_on,
+    node_cause,
+    off_node_check,
+)
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -15,11 +15,18 @@ import json
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
-from sre_env.faults.operator import PatchCustomResource
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
+from sre_env.apps.tidb import (
+    CLUSTER,
+    NAMESPACE,
+    OPERATOR_NAME,
+    OPERATOR_NAMESPACE,
+    TIDB,
+    VERSION,
+)
+from sre_env.faults.operator import PatchCustomResource
 from sre_env.kube.tolerations import tolerates
-from sre_env.apps.tidb import CLUSTER, NAMESPACE, OPERATOR_NAME, OPERATOR_NAMESPACE, TIDB, VERSION
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from .app_common import find
 from .base import RootCause, Scenario

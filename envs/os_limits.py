@@ -28,12 +28,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.faults.os_limits import ContainerUlimit, PodSysctl, ReportingDashboards
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.os_limits import ContainerUlimit, PodSysctl, ReportingDashboards
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.oslimits import TIME_WAIT_S, nofile_limit, port_range
-from sre_env.sim.runtime.pg_reports import DEFAULTS, dsm_bytes, memory_limit, pg_settings, shm_bytes
+from sre_env.sim.runtime.pg_reports import (
+    DEFAULTS,
+    dsm_bytes,
+    memory_limit,
+    pg_settings,
+    shm_bytes,
+)
 
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report

@@ -15,14 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.faults.pods import PatchWorkload
-from sre_env.rewards.base import Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.pods import PatchWorkload
 from sre_env.kube.quantity import parse_int_or_percent
+from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import callers_of
 from .base import RootCause, SimScenario
-from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, pods_ready_check, probe_check, replicaset_after, replicaset_only_fix
+from .pods_common import (
+    GO_SERVICES,
+    REQUEST_DBS,
+    json_patch,
+    pods_ready_check,
+    probe_check,
+    replicaset_after,
+    replicaset_only_fix,
+)
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

@@ -15,14 +15,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.pods import DeleteObject, PatchWorkload
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_of
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report
-from .pods_common import GO_SERVICES, REQUEST_DBS, json_patch, live_pods, pods_ready_check
+from .pods_common import (
+    GO_SERVICES,
+    REQUEST_DBS,
+    json_patch,
+    live_pods,
+    pods_ready_check,
+)
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

@@ -17,13 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of, find
 from .base import RootCause, SimScenario
-from .pods_common import REQUEST_DBS, json_patch, live_pods, pods_ready_check, replicaset_after, replicaset_only_fix
+from .pods_common import (
+    REQUEST_DBS,
+    json_patch,
+    live_pods,
+    pods_ready_check,
+    replicaset_after,
+    replicaset_only_fix,
+)
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

@@ -11,11 +11,11 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from sre_env.rewards.base import Check
-from sre_env.sim.control.controllers import template_hash
 from sre_env.kube.patching import json_patch as apply_json_patch
 from sre_env.kube.patching import strategic_merge
 from sre_env.kube.probe_defaults import default_probes
+from sre_env.rewards.base import Check
+from sre_env.sim.control.controllers import template_hash
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -15,12 +15,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.control_plane import PatchObject
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
-from sre_env.sim.control import kube_state_metrics as ksm
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.control_plane import PatchObject
 from sre_env.kube.rbac import ApiRbacObjects, allows, forbidden_message
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.sim.control import kube_state_metrics as ksm
 
 from .base import RootCause, Scenario
 

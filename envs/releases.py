@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.app_config import SetContainerCommand, SetContainerImage
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.app_config import SetContainerCommand, SetContainerImage
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.kernel.images import split_image
 
 from .app_common import callers_of, live_pods, pods_serving

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Mapping
 
-from sre_env.rewards.base import Check
 from sre_env.apps.base import AppSpec
+from sre_env.rewards.base import Check
 
 from .app_common import callers_of
 from .base import RootCause

@@ -13,16 +13,22 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import yaml
 
-from sre_env.errors import ApiError
-from sre_env.faults.scheduling import DeleteService, ScaleDeployment, ServiceSelector, manifest_of
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.base import AppSpec
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.errors import ApiError
+from sre_env.faults.scheduling import (
+    DeleteService,
+    ScaleDeployment,
+    ServiceSelector,
+    manifest_of,
+)
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.model import ModelBackend
 
 from .app_common import find
 from .base import RootCause
-from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, json_patch_cmd
+from .sched_common import STATELESS, UnreachableService, gone, json_patch_cmd
+from .sched_common import and_list as _and
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -12,14 +12,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import yaml
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.scheduling import RedeployDeployment, TaintNode, manifest_of
 from sre_env.rewards.base import Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import find
 from .base import RootCause, Scenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, callers_of, json_patch_cmd, label_of, pods_running_check
+from .sched_common import (
+    STATELESS,
+    UnreachableService,
+    callers_of,
+    gone,
+    json_patch_cmd,
+    label_of,
+    pods_running_check,
+)
+from .sched_common import and_list as _and
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

@@ -15,17 +15,31 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import yaml
 
-from sre_env.faults.scheduling import CreateObjects, RedeployDeployment, SetContainerResources, TrafficSurge, manifest_of
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.control.priority import pod_priority
+from sre_env.faults.scheduling import (
+    CreateObjects,
+    RedeployDeployment,
+    SetContainerResources,
+    TrafficSurge,
+    manifest_of,
+)
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
+from sre_env.sim.control.priority import pod_priority
 from sre_env.sim.control.quota import namespace_usage
 
 from .app_common import find
 from .base import RootCause, Scenario, SimScenario
 from .briefs import impact, user_report
-from .sched_common import and_list as _and, gone, STATELESS, UnreachableService, json_patch_cmd, label_of, pods_running_check
+from .sched_common import (
+    STATELESS,
+    UnreachableService,
+    gone,
+    json_patch_cmd,
+    label_of,
+    pods_running_check,
+)
+from .sched_common import and_list as _and
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend

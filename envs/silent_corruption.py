@@ -14,14 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.faults.disk import SilentCorruption
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 from .app_common import callers_fail, callers_of
 from .base import RootCause, SimScenario
 from .briefs import impact, user_report
-from .node_isolation import LocalVolume, evacuation_commands, isolation_allowed_changes, local_volumes_on, node_cause
+from .node_isolation import (
+    LocalVolume,
+    evacuation_commands,
+    isolation_allowed_changes,
+    local_volumes_on,
+    node_cause,
+)
 
 if TYPE_CHECKING:
     from sre_env.sim.model import ModelBackend

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sre_env.faults.traffic_policy import InternalTrafficPolicy
-from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from sre_env.apps.social_network import SOCIAL_NETWORK
+from sre_env.faults.traffic_policy import InternalTrafficPolicy
+from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from .app_common import find
 from .base import RootCause, Scenario

@@ -17,9 +17,9 @@ import tempfile
 from typing import Any
 
 import gymnasium as gym
-from sre_env.envs.registry import scenario_class
 
 import sre_env  # noqa: F401  (registers the SREGym/* ids)
+from sre_env.envs.registry import scenario_class
 
 
 def served_cluster(env_id: str, workdir: str) -> tuple[Any, str, dict[str, Any]]:

@@ -81,7 +81,13 @@ def main(args: Args) -> dict:
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from sre_env.rllib import MIX_ENV, masked_ppo_module_spec, module_policy, register_envs, slot_ppo_module_spec
+    from sre_env.rllib import (
+        MIX_ENV,
+        masked_ppo_module_spec,
+        module_policy,
+        register_envs,
+        slot_ppo_module_spec,
+    )
     from sre_env.wrappers.mix import ScenarioMix, success_rate
 
     out = Path(args.out)

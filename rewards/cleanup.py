@@ -19,8 +19,8 @@ from .base import AllowedChange, Check, OracleResult
 from .mitigation import WATCHED_KINDS, Baseline, object_key
 
 if TYPE_CHECKING:
-    from sre_env.envs.base import Scenario
     from sre_env.backend import Backend
+    from sre_env.envs.base import Scenario
 
 __all__ = ["CleanupOracle", "cluster_changes"]
 

@@ -40,7 +40,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 from sre_env.errors import LLMError
 
 from .base import OracleResult
-from .diagnosis import QUESTIONS, DiagnosisContext, Submission, parse_submission, result_from_answers
+from .diagnosis import (
+    QUESTIONS,
+    DiagnosisContext,
+    Submission,
+    parse_submission,
+    result_from_answers,
+)
 
 if TYPE_CHECKING:
     from sre_env.envs.base import RootCause

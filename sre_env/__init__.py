@@ -9,7 +9,13 @@
 from __future__ import annotations
 
 from .envs.registry import ENV_IDS, list_scenarios, register_all
-from .errors import ApiError, MissingExtraError, ScenarioError, SREEnvError, UnknownEnvironmentError
+from .errors import (
+    ApiError,
+    MissingExtraError,
+    ScenarioError,
+    SREEnvError,
+    UnknownEnvironmentError,
+)
 
 __version__ = "0.1.0"
 __all__ = [

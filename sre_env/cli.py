@@ -32,7 +32,12 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from sre_env.envs.registry import MAX_EPISODE_STEPS, list_scenarios, resolve_id, scenario_class
+from sre_env.envs.registry import (
+    MAX_EPISODE_STEPS,
+    list_scenarios,
+    resolve_id,
+    scenario_class,
+)
 from sre_env.errors import SREEnvError
 
 __all__ = ["main", "build_parser"]

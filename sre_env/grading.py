@@ -44,7 +44,11 @@ class Grader:
         return episodes.gates(scenario, baseline, lazy=self.spec.lazy_gates and self.spec.moot_after_live_failed())
 
     def diagnosis(self, text: str | None, backend: "Backend", scenario: "Scenario", *, seed: int) -> OracleResult:
-        from sre_env.rewards.diagnosis import diagnosis_context_for, grade_diagnosis, parse_submission
+        from sre_env.rewards.diagnosis import (
+            diagnosis_context_for,
+            grade_diagnosis,
+            parse_submission,
+        )
 
         context = diagnosis_context_for(scenario, backend)
         submission = parse_submission(text or "")

@@ -84,7 +84,9 @@ def masked_ppo_module_spec(hiddens: tuple[int, ...] = (256, 256)) -> Any:
     """An RLModuleSpec for PPO whose logits are masked by ``obs["action_mask"]`` (new API stack)."""
     _require_ray()
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+        ActionMaskingTorchRLModule,
+    )
 
     return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": list(hiddens), "head_fcnet_hiddens": [], "vf_share_layers": False})
 
@@ -170,11 +172,11 @@ def _slot_module_class() -> Any:
     if _SLOT_MODULE is not None:
         return _SLOT_MODULE
     import torch
-    from torch import nn
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
     from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
     from ray.rllib.utils.torch_utils import FLOAT_MIN
+    from torch import nn
 
     class SlotPolicyModule(TorchRLModule, ValueFunctionAPI):
         def setup(self) -> None:

@@ -10,7 +10,13 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
-from sre_env.agents.baselines import AGENTS, RandomAgent, ReferenceAgent, ScriptedAgent, make_agent
+from sre_env.agents.baselines import (
+    AGENTS,
+    RandomAgent,
+    ReferenceAgent,
+    ScriptedAgent,
+    make_agent,
+)
 from sre_env.agents.episode import EpisodeResult, StopEpisode, excerpt, run_episode
 from sre_env.eval.episode_report import format_plain, render, to_json
 

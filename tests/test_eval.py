@@ -7,8 +7,22 @@ import json
 import pytest
 
 import sre_env
-from sre_env.eval.report import markdown_report, pass_at_k, summarize, tables, write_report
-from sre_env.eval.runs import EvalConfig, jobs_for, parse_seeds, read_results, run_eval, run_job, write_results
+from sre_env.eval.report import (
+    markdown_report,
+    pass_at_k,
+    summarize,
+    tables,
+    write_report,
+)
+from sre_env.eval.runs import (
+    EvalConfig,
+    jobs_for,
+    parse_seeds,
+    read_results,
+    run_eval,
+    run_job,
+    write_results,
+)
 
 TWO = ("SREGym/MissingEnvVar-v0", "SREGym/TargetPortMisconfig-v0")
 STABLE = ("SREGym/DiskSector-v0", *TWO)

@@ -15,7 +15,17 @@ from typing import Callable
 from .flags import RiskCategory as C
 from .flags import Severity as S
 from .judge import Judge, Location
-from .kubectl_args import CLUSTER_SCOPED, MUTATING_HINT, READ_VERBS, KubectlCall, canon_type, first_positional, parse_kubectl, parse_targets, truthy
+from .kubectl_args import (
+    CLUSTER_SCOPED,
+    MUTATING_HINT,
+    READ_VERBS,
+    KubectlCall,
+    canon_type,
+    first_positional,
+    parse_kubectl,
+    parse_targets,
+    truthy,
+)
 from .manifests import judge_manifest, judge_spec_text, manifest_objects
 from .reading import Segment
 

@@ -220,8 +220,8 @@ def run_eval(config: EvalConfig, *, workers: int = 1, use_ray: bool = False, pro
             for i, job in enumerate(jobs):
                 done(i, run_job(job))
         else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed
             import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
             ctx = multiprocessing.get_context("spawn")  # no forked simulator state or threads
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
@@ -261,7 +261,13 @@ class _Progress:
         if not enabled:
             return
         try:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
         except ImportError:
             return
         import sys

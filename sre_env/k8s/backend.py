@@ -31,7 +31,6 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 from sre_env.episode import Observation
 from sre_env.errors import MissingExtraError, ScenarioError
 

@@ -8,10 +8,14 @@ fit, so they are ignored here. The reasons are the plugins' own strings.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable
+from typing import Any
 
-from sre_env.kube.selectors import has_labels, label_selector_matches, requirement_matches
+from sre_env.kube.selectors import (
+    has_labels,
+    label_selector_matches,
+    requirement_matches,
+)
 
 __all__ = [
     "AFFINITY_REASON",

@@ -25,13 +25,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from sre_env.errors import ApiError
-from sre_env.shell.printers import COLUMNS, format_labels
 from sre_env.kube.kinds import KINDS, KindInfo
+from sre_env.shell.printers import COLUMNS, format_labels
 
 from . import kube_apply, kube_protobuf
 from .kube_fields import PatchInvalid
 from .kube_openapi import gv_document, openapi_v2, openapi_v3
-from .kube_virtual import VirtualKind, find_virtual, serve_virtual, virtual_groups, virtual_resources
+from .kube_virtual import (
+    VirtualKind,
+    find_virtual,
+    serve_virtual,
+    virtual_groups,
+    virtual_resources,
+)
 from .timeshift import shift_json_text, shift_log_text, since_time_seconds
 
 if TYPE_CHECKING:
@@ -168,7 +174,10 @@ def wants_table(accept: str) -> bool:
 
 def table_of(info: KindInfo, objs: list[Obj], now: float, list_meta: Obj) -> Obj:
     """``meta.k8s.io/v1`` Table: NAME, the printer's columns (wide ones at priority 1), one row per object."""
-    from sre_env.shell.printers import _EVENT_WIDE, _event  # the event printer has no NAME column
+    from sre_env.shell.printers import (  # the event printer has no NAME column
+        _EVENT_WIDE,
+        _event,
+    )
 
     if info.kind == "Event":
         heads, extra, fn = _EVENT_WIDE[:1] + _EVENT_WIDE[1:], [], _event

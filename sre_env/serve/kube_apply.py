@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sre_env.errors import ApiError
-from sre_env.kube.timefmt import iso
 from sre_env.kube.kinds import CUSTOM_KINDS, KindInfo
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
+from sre_env.kube.timefmt import iso
 
 from .kube_fields import (
     PatchInvalid,

@@ -16,15 +16,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from sre_env.kube.timefmt import EPOCH
-from sre_env.telemetry.alerting import RULES
+from sre_env.telemetry.alerting import RULES, alerts_of
 from sre_env.telemetry.metrics_commands import alert_json
+from sre_env.telemetry.metrics_store import metrics_of
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.promql_ast import PromQLError, Selector, compile_expr
 
 from .kube_api import KubeResponse
 from .timeshift import TIME_VALUED_METRICS, shift_rfc3339, tsdb_epoch, wall_evaluator
-from sre_env.telemetry.alerting import alerts_of
-from sre_env.telemetry.metrics_store import metrics_of
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend

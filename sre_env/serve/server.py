@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sre_env.errors import MissingExtraError
+from sre_env.loop_thread import LoopThread
 
 from .kube_api import handle
 from .kube_exec import is_exec, serve_exec
@@ -32,7 +33,6 @@ from .kube_fields import warning_header
 from .kube_logs import is_follow, serve_follow
 from .kube_watch import is_watch, serve_watch
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
-from sre_env.loop_thread import LoopThread
 from .prom_api import handle_prometheus
 from .timeshift import TimeMap
 

@@ -13,8 +13,9 @@ import json
 import zlib
 from typing import Any
 
-from ..errors import ApiError
 from sre_env.kube.kinds import KindInfo
+
+from ..errors import ApiError
 from .kctx import K, resolve_type, resource_args
 from .printers import to_json, to_yaml
 from .spec import KubectlError, UsageError

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError
 from sre_env.kube.kinds import KindInfo, resolve_kind
+
+from ..errors import ApiError
 from .spec import KubectlError, Parsed
 
 __all__ = ["K", "resolve_type", "resource_args", "kind_label"]

@@ -17,13 +17,20 @@ from .spec import KubectlError
 from .tabwriter import tabwrite
 
 __all__ = ["cmd_describe", "rfc1123"]
-from .knet import NET_DESCRIBERS
-from .ksched import SCHED_DESCRIBERS, quota_section
+from sre_env.kube.node_lease import node_lease
+from sre_env.kube.quantity import (
+    canonical,
+    cpu_millicores,
+    format_bytes,
+    format_millicores,
+    memory_bytes,
+)
+
 from .kdescribe_cp import DESCRIBERS_CP
 from .kdescribe_ds import DESCRIBERS_DS
-from sre_env.kube.quantity import canonical, cpu_millicores, format_bytes, format_millicores, memory_bytes
-from sre_env.kube.node_lease import node_lease
+from .knet import NET_DESCRIBERS
 from .koperator import OPERATOR_DESCRIBERS
+from .ksched import SCHED_DESCRIBERS, quota_section
 
 Obj = dict[str, Any]
 

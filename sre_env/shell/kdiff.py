@@ -15,8 +15,9 @@ import json
 import zlib
 from typing import Any
 
-from ..errors import ApiError
 from sre_env.kube.patching import strategic_merge
+
+from ..errors import ApiError
 from .kctx import K
 from .kmutate import _kind_of, _prep, _read_manifests
 from .printers import to_yaml

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sre_env.kube.kinds import resolve_kind
+
 from .kctx import K
 from .printers import age
 from .spec import KubectlError

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ApiError
 from sre_env.kube.kinds import KindInfo
+
+from ..errors import ApiError
 from . import jsonpath as jp
 from .kctx import K, resource_args
 from .printers import COLUMNS, qualified, table, to_json, to_yaml

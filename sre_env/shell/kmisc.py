@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import ApiError
+from sre_env.kube.kinds import KINDS, resolve_kind
 from sre_env.kube.quantity import format_memory
 from sre_env.kube.rbac import ApiRbacObjects, allows
-from sre_env.kube.kinds import KINDS, resolve_kind
+
+from ..errors import ApiError
 from .kctx import K, resolve_type
 from .spec import KubectlError, UsageError
 from .tabwriter import tabwrite

@@ -14,10 +14,11 @@ from typing import Any
 
 import yaml
 
-from ..errors import ApiError
-from sre_env.kube.timefmt import iso
 from sre_env.kube.kinds import KindInfo, resolve_kind
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
+from sre_env.kube.timefmt import iso
+
+from ..errors import ApiError
 from .kctx import K, kind_label, resource_args
 from .spec import KubectlError, UsageError
 

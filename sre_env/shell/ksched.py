@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.autoscaling import cpu_target
+
 from .tabwriter import tabwrite
 
 if TYPE_CHECKING:

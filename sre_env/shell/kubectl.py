@@ -10,9 +10,29 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ApiError
-from . import kcreate, kdescribe, kdiff, kevents, kget, kmisc, kmutate, knodes, ksched, kwait
+from . import (
+    kcreate,
+    kdescribe,
+    kdiff,
+    kevents,
+    kget,
+    kmisc,
+    kmutate,
+    knodes,
+    ksched,
+    kwait,
+)
 from .kctx import K
-from .spec import GLOBAL_LONG, GLOBAL_SHORT, Cmd, Flag, KubectlError, UsageError, parse_flags, render_help
+from .spec import (
+    GLOBAL_LONG,
+    GLOBAL_SHORT,
+    Cmd,
+    Flag,
+    KubectlError,
+    UsageError,
+    parse_flags,
+    render_help,
+)
 
 __all__ = ["COMMANDS", "run_kubectl", "kubectl_reference"]
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ApiError
 from sre_env.kube.kinds import KindInfo
+
+from ..errors import ApiError
 from . import jsonpath as jp
 from .kctx import K, kind_label, resource_args
 from .kmisc import parse_duration

@@ -14,11 +14,12 @@ from typing import Any, Callable
 
 import yaml
 
-from sre_env.kube.timefmt import EPOCH, human_age, parse_iso
 from sre_env.kube.kinds import KindInfo
+from sre_env.kube.timefmt import EPOCH, human_age, parse_iso
+
 from .knet import NET_COLUMNS
-from .ksched import SCHED_COLUMNS
 from .koperator import OPERATOR_COLUMNS
+from .ksched import SCHED_COLUMNS
 
 __all__ = ["COLUMNS", "pod_status", "age", "format_labels", "table", "to_yaml", "to_json", "qualified"]
 

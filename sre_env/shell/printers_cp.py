@@ -30,6 +30,7 @@ def _images(spec: Obj) -> list[str]:
 
 def _dur(seconds: float) -> str:
     from sre_env.kube.timefmt import iso
+
     from .printers import age as _a  # HumanDuration, like kubectl's DURATION column
 
     return _a(iso(0), max(seconds, 0.0))

@@ -11,30 +11,31 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..backend import ExecResult
-from ..errors import ApiError
-from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
-from sre_env.sim.control.namespaces import metrics_api_available
-from sre_env.sim.network.routing import resolve_route
-from sre_env.sim.network.netmodel import client_for, resolve_from
-from sre_env.sim.runtime.mongo_auth import touch, user_store
-from sre_env.sim.runtime.podenv import resolve_env
-from sre_env.kube.quantity import cpu_millicores
-from sre_env.sim.runtime import redis_model
-from sre_env.sim.runtime.mounts import mounted_files
-from sre_env.sim.runtime.oslimits import container_os_state
-from sre_env.sim.runtime.cpu import pod_cpu_millicores
-from sre_env.sim.commands.views import ContainerView, HostView
-from sre_env.sim.scripts import SIM_SHELL
 from sre_env.kube.field_labels import check_field_selector
+from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
+from sre_env.kube.quantity import cpu_millicores
+from sre_env.sim.commands.views import ContainerView, HostView
+from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.namespaces import metrics_api_available
+from sre_env.sim.engine import advance
 from sre_env.sim.kernel.hosts import kubelet_x509_error
 from sre_env.sim.kernel.world import World
-from sre_env.sim.model import SimModel
-from sre_env.sim.control.apiserver import create
-from sre_env.sim.engine import advance
 from sre_env.sim.kubelet.node_status import update_node_conditions
+from sre_env.sim.model import SimModel
+from sre_env.sim.network.netmodel import client_for, resolve_from
+from sre_env.sim.network.routing import resolve_route
 from sre_env.sim.node.volumes import pod_volume_paths
+from sre_env.sim.runtime import redis_model
+from sre_env.sim.runtime.cpu import pod_cpu_millicores
+from sre_env.sim.runtime.mongo_auth import touch, user_store
+from sre_env.sim.runtime.mounts import mounted_files
+from sre_env.sim.runtime.oslimits import container_os_state
+from sre_env.sim.runtime.podenv import resolve_env
+from sre_env.sim.scripts import SIM_SHELL
 from sre_env.telemetry.alerting import alerts_of
+
+from ..backend import ExecResult
+from ..errors import ApiError
 
 __all__ = ["SimBackend", "SimApi", "SimNodes"]
 

@@ -27,16 +27,16 @@ from sre_env.kube.timefmt import iso
 from sre_env.sim.control.addons import control_plane_tick
 from sre_env.sim.control.cluster import bootstrap, install_app
 from sre_env.sim.control.controllers import reconcile_all, reconcile_endpoints
+from sre_env.sim.control.daemonsets import reconcile_daemonsets
 from sre_env.sim.control.nodelifecycle import reconcile_node_lifecycle
-from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.control.scheduler import schedule_pending
 from sre_env.sim.control.statefulsets import reconcile_dirty_statefulsets
 from sre_env.sim.kernel.clock import SCRAPE_S, TICK_S
 from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout, default_sysctls
 from sre_env.sim.kernel.world import World
 from sre_env.sim.kubelet.eviction import kubelet_started
+from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.kubelet.sync import run_kubelets
-from sre_env.sim.control.daemonsets import reconcile_daemonsets
 from sre_env.sim.network.netsystem import network_on_reboot, network_tick
 from sre_env.sim.node.diskfill import cron_tick
 from sre_env.sim.node.faults import host_faults_tick

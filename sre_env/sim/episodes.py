@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.apps.base import AppSpec
-from sre_env.sim.backend import SimBackend
-from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout
-from sre_env.sim.kernel.world import World
-from sre_env.sim.engine import advance, build_world
 from sre_env.episode import Observation
 from sre_env.kube.timefmt import iso
 from sre_env.rewards.base import OracleResult
 from sre_env.rewards.lifecycle import ForkGates
 from sre_env.rewards.mitigation import Baseline, record_baseline
 from sre_env.shell import CommandResult, ShellContext, run_command
+from sre_env.sim.backend import SimBackend
+from sre_env.sim.engine import advance, build_world
+from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout
+from sre_env.sim.kernel.world import World
 from sre_env.sim.noise import schedule_noise
 from sre_env.telemetry.alerting import alerts_of
 from sre_env.telemetry.log_trace_commands import log_trace_commands

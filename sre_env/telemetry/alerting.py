@@ -32,6 +32,7 @@ from .promql_values import Vector
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World
+
     from .tsdb import TSDB
 
 __all__ = ["Rule", "RULES", "Alert", "AlertState", "alerts_of", "render_template"]

@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sre_env.sim.node.faults import conntrack_count
-from sre_env.sim.node.stats import DiskStats, fs_numbers, iowait_percent, load_average, partitions
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.kernel.hosts import BOOT_OFFSET_S
-from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.sim.node.faults import conntrack_count
+from sre_env.sim.node.stats import (
+    DiskStats,
+    fs_numbers,
+    iowait_percent,
+    load_average,
+    partitions,
+)
+
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:

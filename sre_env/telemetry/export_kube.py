@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from sre_env.kube.timefmt import EPOCH, parse_iso
 from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.kube.timefmt import EPOCH, parse_iso
+
 from .tsdb import TSDB, series_key
 
 if TYPE_CHECKING:

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sre_env.sim.control.controllers import pod_is_ready
-from .export_app import AppExporter
 from sre_env.sim.runtime.cpu import pod_cpu_millicores
 
-from .export_host import MiB, HostExporters
+from .export_app import AppExporter
+from .export_host import HostExporters, MiB
 from .export_kube import KubeStateMetrics
 from .tsdb import TSDB
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
-    from sre_env.telemetry.metrics_store import SeriesRing
     from sre_env.sim.kernel.world import World
+    from sre_env.telemetry.metrics_store import SeriesRing
 
 __all__ = ["Scraper", "observation_series", "pod_cpu_millicores", "pod_memory_bytes", "SERVICE_SERIES", "CLIENT_SERIES"]
 

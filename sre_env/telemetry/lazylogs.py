@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.logs import render as logfmt
 from sre_env.kube.timefmt import parse_iso
+from sre_env.sim.logs import render as logfmt
 from sre_env.telemetry.metrics_store import metrics_of, service_sample
 
 if TYPE_CHECKING:

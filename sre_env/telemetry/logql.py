@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from sre_env.kube.timefmt import EPOCH, iso
+
 from .lazylogs import LogEntry, ServiceSampler, container_entries
 
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Callable
 import promql_parser
 
 from sre_env.kube.timefmt import EPOCH
-from .promql import query, query_range
 from sre_env.telemetry.alerting import alerts_of
 from sre_env.telemetry.metrics_store import metrics_of
+
+from .promql import query, query_range
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -13,9 +13,9 @@ grows per sample.
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from sre_env.kube.timefmt import EPOCH
 from sre_env.sim.kernel.clock import SCRAPE_S

@@ -9,7 +9,6 @@ string and reused; it also fixes the value type of every node up front.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union

@@ -20,7 +20,17 @@ import numpy as np
 
 from . import promql_ast as A
 from .promql_ast import ARITHMETIC, COMPARISON, PromQLError
-from .promql_values import Labels, Matrix, Scalar, String, Vector, assemble, drop_name, empty_vector, label_key
+from .promql_values import (
+    Labels,
+    Matrix,
+    Scalar,
+    String,
+    Vector,
+    assemble,
+    drop_name,
+    empty_vector,
+    label_key,
+)
 from .tsdb import TSDB, is_stale, parse_key
 
 __all__ = ["Evaluator", "LOOKBACK_S"]

@@ -18,7 +18,15 @@ import numpy as np
 from . import promql_ast as A
 from .promql_ast import PromQLError
 from .promql_engine import Context, bfill_index, ffill_index, quantile_rows
-from .promql_values import Labels, Matrix, Scalar, Vector, assemble, drop_name, empty_vector
+from .promql_values import (
+    Labels,
+    Matrix,
+    Scalar,
+    Vector,
+    assemble,
+    drop_name,
+    empty_vector,
+)
 
 if TYPE_CHECKING:
     from .promql_engine import Evaluator

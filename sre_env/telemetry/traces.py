@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import EPOCH, iso
-from .lazylogs import INTERVAL_S, ServiceSampler, grpc_method, interval_time
 from sre_env.telemetry.metrics_store import client_sample, service_sample
+
+from .lazylogs import INTERVAL_S, ServiceSampler, grpc_method, interval_time
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Call, Component, RequestType

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import sre_env
-from sre_env.envs.base import RootCause, Scenario
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.envs.base import RootCause, Scenario
 
 
 class NoFault(Scenario):

@@ -13,8 +13,8 @@ pytest.importorskip("kubernetes", reason="the [k8s] extra (kubernetes client) is
 pytest.importorskip("prometheus_api_client", reason="the [k8s] extra (prometheus-api-client) is not installed")
 pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 
-from sre_env.serve.server import IncidentServer, write_kubeconfig
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.serve.server import IncidentServer, write_kubeconfig
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 

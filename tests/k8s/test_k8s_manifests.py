@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.k8s.manifests import (
     MANIFEST_DIR,
     app_objects,
@@ -23,7 +24,6 @@ from sre_env.k8s.manifests import (
     render,
     write_all,
 )
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 
 
 def test_the_committed_manifests_are_what_the_generator_writes(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from sre_env.envs.app_common import api_pod_env
 from sre_env.envs.registry import NAMES, scenario_class
-
 from sre_env.k8s.oracles import LIVE_SCENARIOS, live_scenario_name
 from sre_env.sim.model import ModelBackend
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from sre_env.rewards.cleanup import cluster_changes
-
 from sre_env.k8s.oracles import _CleanupView, record_live_baseline
 from sre_env.k8s.reconcile import reconcile
+from sre_env.rewards.cleanup import cluster_changes
 
 NS = "hotel-reservation"
 

@@ -13,10 +13,10 @@ import shutil
 
 import gymnasium as gym
 import pytest
-from sre_env.envs.registry import scenario_class
 
 import sre_env
 from sre_env.backend import Backend
+from sre_env.envs.registry import scenario_class
 from sre_env.k8s.oracles import LIVE_SCENARIOS, LiveGates
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sre_env.envs.registry import scenario_class
-
 from sre_env.env import metric_names
+from sre_env.envs.registry import scenario_class
 from sre_env.k8s.telemetry import LiveTelemetry
 
 NS = "hotel-reservation"

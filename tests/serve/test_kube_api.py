@@ -19,9 +19,9 @@ import pytest
 from _kubectl import run_kubectl
 
 import sre_env
+from sre_env.kube.timefmt import human_age
 from sre_env.serve.kube_api import handle
 from sre_env.shell import ShellContext, run_command
-from sre_env.kube.timefmt import human_age
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")

@@ -14,14 +14,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _kubectl import run_kubectl
 import yaml
+from _kubectl import run_kubectl
 
 import sre_env
+from sre_env.kube.patching import strategic_merge
 from sre_env.serve.kube_api import handle
 from sre_env.serve.kube_apply import apply_fields, ssa_merge
 from sre_env.serve.kube_fields import check_object, go_format
-from sre_env.kube.patching import strategic_merge
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")

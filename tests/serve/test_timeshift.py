@@ -22,6 +22,7 @@ import pytest
 from _kubectl import run_kubectl
 
 import sre_env
+from sre_env.kube.timefmt import human_age, parse_iso
 from sre_env.serve.timeshift import (
     EPOCH_UNIX,
     TimeMap,
@@ -31,7 +32,6 @@ from sre_env.serve.timeshift import (
     shift_rfc3339,
 )
 from sre_env.shell import ShellContext, run_command
-from sre_env.kube.timefmt import human_age, parse_iso
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")

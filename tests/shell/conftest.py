@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
 from sre_env.kube.timefmt import iso
+from sre_env.shell import ShellContext, run_command
 
 from .fake_backend import FakeBackend
 

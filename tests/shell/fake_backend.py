@@ -6,8 +6,8 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.errors import ApiError
-from sre_env.sim.kernel.clock import SimClock
 from sre_env.kube.timefmt import iso
+from sre_env.sim.kernel.clock import SimClock
 from sre_env.sim.kernel.store import ObjectStore
 
 Obj = dict[str, Any]

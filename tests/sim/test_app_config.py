@@ -12,12 +12,12 @@ import base64
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.world import World
-from sre_env.sim.engine import advance
 from sre_env.sim.runtime.podenv import pod_env
 
 NS = APP.namespace

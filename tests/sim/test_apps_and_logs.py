@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sre_env.sim.logs import render as logs
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.sim.logs import render as logs
 
 NAMES = {c.name for c in APP.components}
 

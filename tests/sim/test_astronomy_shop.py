@@ -11,12 +11,17 @@ import json
 
 import pytest
 
-from sre_env.faults.astronomy import IdleTransactionLock, KafkaPoisonRecord, RotateServerPassword, SetFeatureFlag
-from sre_env.sim.logs import render as logs
 from sre_env.apps.astronomy_shop import ASTRONOMY_SHOP as APP
 from sre_env.apps.astronomy_shop import FLAGS, VALKEY_PASSWORD, flagd_json
+from sre_env.faults.astronomy import (
+    IdleTransactionLock,
+    KafkaPoisonRecord,
+    RotateServerPassword,
+    SetFeatureFlag,
+)
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
+from sre_env.sim.logs import render as logs
 from sre_env.sim.runtime.flagd import parse_flags
 from sre_env.sim.runtime.kafka import ConsumerGroup, KafkaBroker, kafka_cli
 from sre_env.sim.runtime.postgres import PostgresServer, psql
@@ -337,8 +342,8 @@ def test_re2_program_size_and_the_error_level():
 
 def test_expensive_edge_regex_saturates_the_proxy(backend):
     from envs.edge_proxy import _RULES, with_rule
-    from sre_env.faults.astronomy import EnvoyConfigChange
     from sre_env.apps.astronomy_shop import ENVOY_CONFIG
+    from sre_env.faults.astronomy import EnvoyConfigChange
 
     ticket, header, pattern = _RULES[1]
     EnvoyConfigChange(NS, with_rule(ticket, header, pattern), ENVOY_CONFIG).inject(backend)

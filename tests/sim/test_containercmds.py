@@ -10,8 +10,8 @@ import pytest
 
 from sre_env.apps.hotel_reservation import COMPONENTS, GEO
 from sre_env.sim.commands.container import run_container_command
-from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import ContainerView
+from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.scripts import SIM_SHELL
 
 MONGO_GEO = next(c for c in COMPONENTS if c.name == "mongodb-geo")

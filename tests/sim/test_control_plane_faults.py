@@ -7,16 +7,16 @@ import copy
 
 import pytest
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.errors import ApiError
+from sre_env.kube.timefmt import iso
+from sre_env.kube.tls import b64, parse_certificate, pem_certificate
 from sre_env.shell import ShellContext, run_command
+from sre_env.sim.backend import SimBackend
 from sre_env.sim.control import gatekeeper as gk
 from sre_env.sim.control.admission import pod_security_violations
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.sim.backend import SimBackend
-from sre_env.sim.episodes import healthy_world
-from sre_env.kube.timefmt import iso
 from sre_env.sim.control.jobs import CronError, next_schedule, parse_cron
-from sre_env.kube.tls import b64, parse_certificate, pem_certificate
+from sre_env.sim.episodes import healthy_world
 from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace

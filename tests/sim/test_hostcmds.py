@@ -8,8 +8,8 @@ import re
 import pytest
 
 from sre_env.sim.commands.host import HOST_BINARIES, run_host_command
-from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.commands.views import HostView
+from sre_env.sim.kernel.hosts import Disk, HostNode, default_sysctls
 from sre_env.sim.scripts import SIM_SHELL
 
 BAD_SECTORS = (1_234_567, 7_812_345, 99_887_766)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
-from sre_env.sim.network import dns, ingress, kubeproxy, netpol, nodenet
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
+from sre_env.sim.engine import reboot_node
 from sre_env.sim.episodes import healthy_world
+from sre_env.sim.network import dns, ingress, kubeproxy, netpol, nodenet
 from sre_env.sim.network.netmodel import client_for, resolve_from
 from sre_env.sim.network.routing import resolve_route
-from sre_env.sim.engine import reboot_node
 
 NS = "hotel-reservation"
 

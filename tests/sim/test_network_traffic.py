@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.errors import ApiError
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.errors import ApiError
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.episodes import healthy_world
 from sre_env.sim.control.controllers import pod_is_ready
-from sre_env.sim.network.routing import resolve_route
+from sre_env.sim.engine import advance
+from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.clock import TICK_S
 from sre_env.sim.kernel.world import World
-from sre_env.sim.engine import advance
+from sre_env.sim.network.routing import resolve_route
 
 NS = APP.namespace
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
 from sre_env.apps.tidb import TIDB
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
-from sre_env.sim.episodes import healthy_world
 from sre_env.sim.control.controllers import pod_is_ready
-from sre_env.sim.kubelet.initcontainers import parse_wait_loop
-from sre_env.sim.network.routing import resolve_route
-from sre_env.sim.kubelet.probes import process_latency_ms, run_probe
-from sre_env.sim.kernel.world import World
 from sre_env.sim.engine import advance
+from sre_env.sim.episodes import healthy_world
+from sre_env.sim.kernel.world import World
+from sre_env.sim.kubelet.initcontainers import parse_wait_loop
+from sre_env.sim.kubelet.probes import process_latency_ms, run_probe
+from sre_env.sim.network.routing import resolve_route
 from sre_env.telemetry.metrics_store import client_error_ratio
 
 NS = APP.namespace

@@ -13,9 +13,9 @@ import copy
 
 import pytest
 
+from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.errors import ApiError
 from sre_env.shell import ShellContext, run_command
-from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.world import World

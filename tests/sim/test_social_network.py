@@ -8,13 +8,22 @@ import gymnasium as gym
 import pytest
 
 import sre_env  # noqa: F401 - registers the environments
-from sre_env.shell import ShellContext, run_command
-from sre_env.sim.logs import render as logs
 from sre_env.apps.social_network import SOCIAL_NETWORK as APP
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.episodes import healthy_world
-from sre_env.sim.runtime.edge_filter import is_catastrophic, regex_rules, request_cost_ms
-from sre_env.sim.runtime.redis_model import OOM_ERROR, format_memory, parse_memory, state_for_pod
+from sre_env.sim.logs import render as logs
+from sre_env.sim.runtime.edge_filter import (
+    is_catastrophic,
+    regex_rules,
+    request_cost_ms,
+)
+from sre_env.sim.runtime.redis_model import (
+    OOM_ERROR,
+    format_memory,
+    parse_memory,
+    state_for_pod,
+)
 from sre_env.telemetry.alerting import alerts_of
 
 NS = APP.namespace

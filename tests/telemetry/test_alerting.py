@@ -12,16 +12,21 @@ import numpy as np
 import pytest
 
 import sre_env  # noqa: F401  (registers the ids)
-from sre_env.shell import ShellContext, run_command
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.shell import ShellContext, run_command
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world
-from sre_env.telemetry.alerting import RULES, AlertState, Rule, render_template
+from sre_env.telemetry.alerting import (
+    RULES,
+    AlertState,
+    Rule,
+    alerts_of,
+    render_template,
+)
 from sre_env.telemetry.metrics_commands import metrics_commands
+from sre_env.telemetry.metrics_store import metrics_of
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.tsdb import TSDB, series_key
-from sre_env.sim.engine import advance
-from sre_env.telemetry.alerting import alerts_of
-from sre_env.telemetry.metrics_store import metrics_of
 
 NS = HOTEL_RESERVATION.namespace
 

@@ -9,15 +9,19 @@ import pytest
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
 from sre_env.sim.backend import SimBackend
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.sim.runtime.cpu import pod_cpu_millicores
 from sre_env.telemetry.exporters import observation_series
-from sre_env.telemetry.metrics_store import window_and_mask
+from sre_env.telemetry.metrics_store import (
+    client_sample,
+    metrics_of,
+    service_sample,
+    window_and_mask,
+)
 from sre_env.telemetry.promql import query, query_range
 from sre_env.telemetry.tsdb import parse_key
-from sre_env.sim.engine import advance
-from sre_env.telemetry.metrics_store import client_sample, metrics_of, service_sample
 
 NS = HOTEL_RESERVATION.namespace
 

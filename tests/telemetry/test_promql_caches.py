@@ -13,15 +13,14 @@ import pickle
 import numpy as np
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world
-from sre_env.telemetry.alerting import RULES, AlertState
+from sre_env.telemetry.alerting import RULES, AlertState, alerts_of
+from sre_env.telemetry.metrics_store import metrics_of
 from sre_env.telemetry.promql_ast import compile_expr
 from sre_env.telemetry.promql_engine import Context, Evaluator, interned_labels
 from sre_env.telemetry.promql_values import Vector
 from sre_env.telemetry.tsdb import TSDB, series_key
-from sre_env.sim.engine import advance
-from sre_env.telemetry.alerting import alerts_of
-from sre_env.telemetry.metrics_store import metrics_of
 
 #: broad queries (a healthy cluster fires no rule, so the rules alone would answer nothing)
 BROAD = (

@@ -12,14 +12,14 @@ import json
 
 import pytest
 
-from sre_env.shell import ShellContext, run_command
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION as APP
+from sre_env.shell import ShellContext, run_command
 from sre_env.sim.backend import SimBackend
+from sre_env.sim.engine import advance
 from sre_env.sim.episodes import healthy_world
 from sre_env.sim.kernel.world import World
 from sre_env.telemetry import traces as T
 from sre_env.telemetry.log_trace_commands import log_trace_commands
-from sre_env.sim.engine import advance
 from sre_env.telemetry.metrics_store import service_sample
 
 NS = APP.namespace

@@ -13,7 +13,6 @@ from typing import Any
 
 from sre_env.kube.timefmt import EPOCH
 
-
 __all__ = [
     "date_cmd",
     "human_df",

@@ -17,18 +17,34 @@ from __future__ import annotations
 from typing import Callable
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import date_cmd, human_busybox, human_df, norm_path, strftime, text_operands
+from sre_env.sim.commands.common import (
+    date_cmd,
+    human_busybox,
+    human_df,
+    norm_path,
+    strftime,
+    text_operands,
+)
 from sre_env.sim.commands.mongo import data_disk, mongo_shell
-from sre_env.sim.commands.net import curl, getent, memcached_stats, nc, netstat, nslookup, ss, wget
+from sre_env.sim.commands.net import (
+    curl,
+    getent,
+    memcached_stats,
+    nc,
+    netstat,
+    nslookup,
+    ss,
+    wget,
+)
 from sre_env.sim.commands.redis import redis_cli
 from sre_env.sim.commands.spec import Binary, binary_table
 from sre_env.sim.commands.system import free, meminfo, uptime_line
 from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.wallclock import wall
-from sre_env.sim.runtime.oslimits import fd_entries, limits_text, os_file, shm_row
 from sre_env.sim.node.stats import load_average
+from sre_env.sim.node.wallclock import wall
 from sre_env.sim.runtime.image_contents import ImageInfo, image_info, process_cmdline
+from sre_env.sim.runtime.oslimits import fd_entries, limits_text, os_file, shm_row
 
 __all__ = ["run_container_command", "container_env", "CONTAINER_BINARIES"]
 

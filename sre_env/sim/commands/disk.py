@@ -11,12 +11,12 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.sim.commands.common import human_df, human_lsblk, running_containers
-from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.containerd import container_id, sandbox_id
-from sre_env.sim.kernel.hosts import HostNode
-from sre_env.sim.node.wallclock import wall
 from sre_env.sim.commands.views import HostView
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node.containerd import container_id, sandbox_id
 from sre_env.sim.node.stats import DiskStats, fs_numbers, iowait_percent, partitions
+from sre_env.sim.node.wallclock import wall
 
 __all__ = ["df", "lsblk", "iostat", "diskstats", "mount_lines"]
 

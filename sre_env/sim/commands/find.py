@@ -16,7 +16,8 @@ from sre_env.backend import ExecResult
 from sre_env.sim.commands.host_files import fs_dirs, host_path
 from sre_env.sim.commands.views import HostView
 from sre_env.sim.kernel.hosts import FileRun
-from sre_env.sim.node import diskfill, files as hostfiles
+from sre_env.sim.node import diskfill
+from sre_env.sim.node import files as hostfiles
 
 __all__ = ["find"]
 

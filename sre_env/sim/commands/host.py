@@ -25,7 +25,19 @@ from sre_env.sim.commands.hostnet import iptables, iptables_save, netfilter_pers
 from sre_env.sim.commands.journal import dmesg, journalctl
 from sre_env.sim.commands.smart import smartctl
 from sre_env.sim.commands.spec import Binary, binary_table
-from sre_env.sim.commands.system import chronyc, crictl, free, host_processes, ip, ps, sysctl, systemctl, timedatectl, uptime, uptime_line
+from sre_env.sim.commands.system import (
+    chronyc,
+    crictl,
+    free,
+    host_processes,
+    ip,
+    ps,
+    sysctl,
+    systemctl,
+    timedatectl,
+    uptime,
+    uptime_line,
+)
 from sre_env.sim.commands.views import HostView
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.wallclock import wall

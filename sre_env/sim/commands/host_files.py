@@ -13,16 +13,21 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sre_env.backend import ExecResult
-from sre_env.sim.commands.common import human_df, norm_path, running_containers, text_operands
+from sre_env.sim.commands.common import (
+    human_df,
+    norm_path,
+    running_containers,
+    text_operands,
+)
 from sre_env.sim.commands.disk import diskstats, mount_lines
 from sre_env.sim.commands.hostnet import cni_dirs, cni_file
 from sre_env.sim.commands.system import all_sysctls, loadavg, meminfo
 from sre_env.sim.commands.views import HostView
 from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.kernel.hosts import HostNode
 from sre_env.sim.node import diskfill
 from sre_env.sim.node import files as hostfiles
 from sre_env.sim.node.containerd import container_id
-from sre_env.sim.kernel.hosts import HostNode
 from sre_env.sim.node.wallclock import wall
 
 __all__ = ["fs_dirs", "read_file", "host_path", "kernel_version", "cat", "ls", "stat", "rm", "tee", "sed", "grep", "text_tool"]

@@ -10,7 +10,17 @@ from __future__ import annotations
 from sre_env.backend import ExecResult
 from sre_env.sim.commands.views import HostView
 from sre_env.sim.kernel.hosts import NodeNet
-from sre_env.sim.network.nodenet import CHAINS, CNI_DIR, CNI_NETWORK, RULES_FILE, ipam_range, node_net, parse_rule, save_text, saved_rules
+from sre_env.sim.network.nodenet import (
+    CHAINS,
+    CNI_DIR,
+    CNI_NETWORK,
+    RULES_FILE,
+    ipam_range,
+    node_net,
+    parse_rule,
+    save_text,
+    saved_rules,
+)
 from sre_env.sim.node.containerd import sandbox_id
 
 __all__ = ["iptables", "iptables_save", "netfilter_persistent", "cni_dirs", "cni_file", "IPT_VERSION"]

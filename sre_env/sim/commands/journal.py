@@ -13,12 +13,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.kernel.hosts import HostNode
-from sre_env.sim.node.wallclock import wall
 from sre_env.sim.commands.views import HostView
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node.kernel_log import LEVELS, KLine, kernel_log
+from sre_env.sim.node.wallclock import wall
 
 __all__ = ["dmesg", "journalctl", "unit_pid", "journal_entries", "norm_unit"]
 

@@ -14,11 +14,16 @@ import re
 from typing import Any
 
 from sre_env.backend import ExecResult
-from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.commands.mongo_users import NOT_HANDLED, authenticate, check_statement, user_statement
+from sre_env.sim.commands.mongo_users import (
+    NOT_HANDLED,
+    authenticate,
+    check_statement,
+    user_statement,
+)
 from sre_env.sim.commands.net import dial, resolve
-from sre_env.sim.kernel.hosts import Disk
 from sre_env.sim.commands.views import ContainerView
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.kernel.hosts import Disk
 
 __all__ = ["mongo_shell", "data_disk"]
 

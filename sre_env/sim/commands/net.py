@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 from sre_env.backend import ExecResult
+from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.runtime.image_contents import ImageInfo
-from sre_env.sim.commands.views import ContainerView
 from sre_env.sim.runtime.oslimits import netstat_rows
 
 __all__ = ["nslookup", "getent", "nc", "wget", "curl", "netstat", "ss", "dial", "resolve", "fqdn", "http_body", "memcached_stats"]

@@ -13,7 +13,14 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.runtime.redis_model import OOM_ERROR, POLICIES, RSS_OVERHEAD, RedisState, format_memory, parse_memory
+from sre_env.sim.runtime.redis_model import (
+    OOM_ERROR,
+    POLICIES,
+    RSS_OVERHEAD,
+    RedisState,
+    format_memory,
+    parse_memory,
+)
 
 if TYPE_CHECKING:
     from sre_env.sim.commands.container import ExecResult

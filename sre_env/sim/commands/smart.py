@@ -10,10 +10,10 @@ device error log).
 from __future__ import annotations
 
 from sre_env.backend import ExecResult
+from sre_env.sim.commands.views import HostView
 from sre_env.sim.kernel.hashing import stable_hash
 from sre_env.sim.kernel.hosts import Disk, HostNode
 from sre_env.sim.node.wallclock import wall
-from sre_env.sim.commands.views import HostView
 
 __all__ = ["smartctl"]
 

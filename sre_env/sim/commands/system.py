@@ -12,17 +12,21 @@ from typing import Any
 
 from sre_env.backend import ExecResult
 from sre_env.kube.timefmt import parse_iso_safe
-from sre_env.sim.commands.common import go_human_duration, human_free, running_containers
-from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.containerd import container_id, sandbox_id
-from sre_env.sim.node.stats import load_average
-from sre_env.sim.runtime.image_contents import image_info, process_cmdline
+from sre_env.sim.commands.common import (
+    go_human_duration,
+    human_free,
+    running_containers,
+)
 from sre_env.sim.commands.journal import journal_entries, norm_unit, unit_pid
-from sre_env.sim.node import files as hostfiles
-from sre_env.sim.node.faults import conntrack_count
-from sre_env.sim.kernel.hosts import HostNode
-from sre_env.sim.node.wallclock import wall
 from sre_env.sim.commands.views import ContainerView, HostView
+from sre_env.sim.kernel.hashing import stable_hash
+from sre_env.sim.kernel.hosts import HostNode
+from sre_env.sim.node import files as hostfiles
+from sre_env.sim.node.containerd import container_id, sandbox_id
+from sre_env.sim.node.faults import conntrack_count
+from sre_env.sim.node.stats import load_average
+from sre_env.sim.node.wallclock import wall
+from sre_env.sim.runtime.image_contents import image_info, process_cmdline
 
 __all__ = [
     "host_processes",

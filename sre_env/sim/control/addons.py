@@ -11,10 +11,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sre_env.sim.control.gatekeeper import NAMESPACE as GATEKEEPER_NS
-from sre_env.sim.control.gatekeeper import bootstrap_webhooks, install_gatekeeper, rotate_certificates, webhooks_pending
+from sre_env.sim.control.gatekeeper import (
+    bootstrap_webhooks,
+    install_gatekeeper,
+    rotate_certificates,
+    webhooks_pending,
+)
 from sre_env.sim.control.jobs import reconcile_batch
-from sre_env.sim.control.kube_state_metrics import install_kube_state_metrics, log_denials
-from sre_env.sim.control.namespaces import install_metrics_server, namespaces_terminating, reconcile_namespaces, refresh_apiservices
+from sre_env.sim.control.kube_state_metrics import (
+    install_kube_state_metrics,
+    log_denials,
+)
+from sre_env.sim.control.namespaces import (
+    install_metrics_server,
+    namespaces_terminating,
+    reconcile_namespaces,
+    refresh_apiservices,
+)
 from sre_env.sim.kubelet.eviction import eviction_pending, run_eviction_managers
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from sre_env.errors import ApiError
 from sre_env.kube.selectors import has_labels, label_selector_matches
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.network.routing import resolve_route
 from sre_env.kube.tls import parse_certificate, unb64, x509_time_error
+from sre_env.sim.network.routing import resolve_route
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -15,10 +15,10 @@ from sre_env.apps.manifests import app_manifests, namespace_object
 from sre_env.sim.control.addons import install_control_plane_addons
 from sre_env.sim.control.apiserver import create
 from sre_env.sim.control.app_models import build_app_model
-from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.control.priority import builtin_priority_classes
 from sre_env.sim.kernel.hosts import ClusterLayout, HostNode
 from sre_env.sim.kernel.world import World
+from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.network.netsystem import app_edge_objects, system_network_objects
 
 __all__ = ["bootstrap", "install_app", "node_object"]

@@ -14,11 +14,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
-from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import parse_int_or_percent
-from sre_env.sim.control.sched_hooks import created_ok, failed_create, reconcile_extras
 from sre_env.kube.selectors import has_labels
+from sre_env.kube.timefmt import iso
 from sre_env.sim.control.apiserver import new_pod_from_template
+from sre_env.sim.control.sched_hooks import created_ok, failed_create, reconcile_extras
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.selectors import has_labels
 from sre_env.kube.tolerations import untolerated_taint
-from sre_env.sim.control.controllers import pod_is_ready, template_hash
 from sre_env.sim.control.apiserver import new_pod_from_template
 from sre_env.sim.control.binding import bind_pod
+from sre_env.sim.control.controllers import pod_is_ready, template_hash
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.autoscaling import cpu_target
-from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import cpu_millicores
-from sre_env.sim.control.sched_hooks import sched_state
 from sre_env.kube.selectors import has_labels
+from sre_env.kube.timefmt import iso
+from sre_env.sim.control.sched_hooks import sched_state
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -15,8 +15,8 @@ so a cluster without CronJobs pays nothing.
 from __future__ import annotations
 
 import copy
-from datetime import timedelta
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError

@@ -15,10 +15,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sre_env.kube.timefmt import iso
 from sre_env.kube.rbac import forbidden_message, service_account_user
-from sre_env.sim.control.rbac import authorize, rbac_revision
+from sre_env.kube.timefmt import iso
 from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.rbac import authorize, rbac_revision
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
-from sre_env.kube.timefmt import iso
 from sre_env.kube.kinds import kind_info
+from sre_env.kube.timefmt import iso
 from sre_env.sim.control.apiserver import create
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.selectors import has_labels
 from sre_env.kube.timefmt import iso
-from sre_env.sim.control.controllers import pod_is_ready
 from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.controllers import pod_is_ready
 from sre_env.sim.logs.streams import container_raw_log
 
 if TYPE_CHECKING:

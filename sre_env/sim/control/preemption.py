@@ -11,8 +11,8 @@ nominated to the node and binds once the victims are gone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.priority import pod_priority, preempts

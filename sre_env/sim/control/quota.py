@@ -14,7 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sre_env.errors import ApiError
-from sre_env.kube.quantity import cpu_millicores, format_bytes, format_millicores, memory_bytes
+from sre_env.kube.quantity import (
+    cpu_millicores,
+    format_bytes,
+    format_millicores,
+    memory_bytes,
+)
 
 if TYPE_CHECKING:
     from sre_env.backend import ClusterAPI

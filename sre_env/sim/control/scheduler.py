@@ -10,13 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from sre_env.kube.affinity import AFFINITY_REASON, NODE_AFFINITY_REASON, inter_pod_reason, node_matches
+from sre_env.kube.affinity import (
+    AFFINITY_REASON,
+    NODE_AFFINITY_REASON,
+    inter_pod_reason,
+    node_matches,
+)
+from sre_env.kube.quantity import cpu_millicores, memory_bytes
 from sre_env.kube.timefmt import iso
 from sre_env.kube.tolerations import untolerated_taint
+from sre_env.sim.control.binding import bind_pod
 from sre_env.sim.control.preemption import preempt, select_victims
 from sre_env.sim.control.priority import pod_priority
-from sre_env.kube.quantity import cpu_millicores, memory_bytes
-from sre_env.sim.control.binding import bind_pod
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.control.controllers import pod_is_ready, template_hash
 from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.controllers import pod_is_ready, template_hash
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

@@ -12,12 +12,12 @@ import copy
 from typing import Any, Iterator
 
 from sre_env.errors import ApiError
-from sre_env.sim.kernel.clock import SimClock
-from sre_env.kube.timefmt import iso
 from sre_env.kube.kinds import KINDS, kind_info
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.probe_defaults import DEFAULTED_KINDS, default_probes
 from sre_env.kube.selectors import parse_field_selector, parse_label_selector
+from sre_env.kube.timefmt import iso
+from sre_env.sim.kernel.clock import SimClock
 
 __all__ = ["ObjectStore"]
 

@@ -25,7 +25,12 @@ from sre_env.apps.base import AppSpec, Component
 from sre_env.kube.timefmt import iso
 from sre_env.sim.kernel.clock import SimClock
 from sre_env.sim.kernel.flows import TickResult, TrafficPlan
-from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout, HostNode, make_host_nodes
+from sre_env.sim.kernel.hosts import (
+    DEFAULT_LAYOUT,
+    ClusterLayout,
+    HostNode,
+    make_host_nodes,
+)
 from sre_env.sim.kernel.images import ImageCatalog
 from sre_env.sim.kernel.pods import PodRuntime
 from sre_env.sim.kernel.store import ObjectStore

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from sre_env.kube.quantity import memory_bytes
 from sre_env.kube.timefmt import iso
 from sre_env.sim.kubelet.config import kubelet_start_error
-from sre_env.kube.quantity import memory_bytes
 from sre_env.sim.kubelet.node_status import update_node_conditions
 from sre_env.sim.node.files import DEFAULT_KUBELET_CONFIG
 

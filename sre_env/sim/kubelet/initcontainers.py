@@ -17,9 +17,9 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.network.routing import resolve_route
 from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.sim.logs.streams import container_log
+from sre_env.sim.network.routing import resolve_route
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime

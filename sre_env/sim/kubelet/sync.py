@@ -14,21 +14,20 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import iso
-from sre_env.sim.runtime.mongo_auth import refused_start
-from sre_env.sim.kernel.pods import StartOutcome
-from sre_env.sim.runtime.process import start_outcome
-from sre_env.sim.kubelet import initcontainers
-from sre_env.sim.runtime import programs
-from sre_env.sim.runtime.config_checks import start_config_error
-from sre_env.sim.node.volumes import multi_attach_error
-from sre_env.sim.kubelet.probes import run_probe
-from sre_env.sim.runtime.podenv import resolve_env
-from sre_env.sim.kubelet.seccontext import run_as_non_root_error
 from sre_env.sim.kernel.images import image_id
-from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime
+from sre_env.sim.kernel.pods import ContainerRuntime, PodRuntime, StartOutcome
+from sre_env.sim.kubelet import initcontainers
+from sre_env.sim.kubelet.probes import run_probe
+from sre_env.sim.kubelet.seccontext import run_as_non_root_error
 from sre_env.sim.logs.streams import container_log
 from sre_env.sim.network.netsystem import allocate_for_pod
+from sre_env.sim.node.volumes import multi_attach_error
+from sre_env.sim.runtime import programs
 from sre_env.sim.runtime.appconfig import start_dependency_error
+from sre_env.sim.runtime.config_checks import start_config_error
+from sre_env.sim.runtime.mongo_auth import refused_start
+from sre_env.sim.runtime.podenv import resolve_env
+from sre_env.sim.runtime.process import start_outcome
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.world import World

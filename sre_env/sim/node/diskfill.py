@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sre_env.sim.kernel.hashing import stable_hash
-from sre_env.sim.node.wallclock import wall
 from sre_env.sim.kernel.hosts import BLOCK, FileRun, FillDir
+from sre_env.sim.node.wallclock import wall
 
 if TYPE_CHECKING:
     from sre_env.sim.kernel.hosts import HostNode

@@ -28,17 +28,17 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from sre_env.backend import ExecResult
 from sre_env.apps.astronomy_shop import FLOOD_TASK_SHARE
+from sre_env.backend import ExecResult
+from sre_env.kube.quantity import memory_bytes
+from sre_env.sim.kernel.pods import StartOutcome
+from sre_env.sim.logs.streams import container_log
 from sre_env.sim.runtime.envoy import EnvoyConfig, parse_envoy, request_cost_ms
 from sre_env.sim.runtime.flagd import FlagSet, parse_flags, truthy
 from sre_env.sim.runtime.kafka import ConsumerGroup, KafkaBroker, kafka_cli
-from sre_env.sim.runtime.postgres import PostgresServer, psql
-from sre_env.sim.kernel.pods import StartOutcome
-from sre_env.kube.quantity import memory_bytes
-from sre_env.sim.runtime.valkey import ValkeyServer, valkey_cli
-from sre_env.sim.logs.streams import container_log
 from sre_env.sim.runtime.podenv import pod_env
+from sre_env.sim.runtime.postgres import PostgresServer, psql
+from sre_env.sim.runtime.valkey import ValkeyServer, valkey_cli
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec

@@ -12,9 +12,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.runtime.mounts import mounted_file
 from sre_env.sim.kernel.pods import StartOutcome
-from sre_env.sim.runtime.redis_model import POLICIES, is_redis, parse_memory, startup_config
+from sre_env.sim.runtime.mounts import mounted_file
+from sre_env.sim.runtime.redis_model import (
+    POLICIES,
+    is_redis,
+    parse_memory,
+    startup_config,
+)
 
 if TYPE_CHECKING:
     from sre_env.apps.base import Component

@@ -27,8 +27,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sre_env.sim.network.routing import Route
 from sre_env.sim.logs.streams import container_log
+from sre_env.sim.network.routing import Route
 from sre_env.sim.runtime.podenv import pod_env
 
 if TYPE_CHECKING:

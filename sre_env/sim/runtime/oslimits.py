@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sre_env.kube.timefmt import EPOCH
-from sre_env.sim.runtime.pg_reports import shm_bytes, shm_used
 from sre_env.sim.logs.streams import container_raw_log
+from sre_env.sim.runtime.pg_reports import shm_bytes, shm_used
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec, Component
-    from sre_env.sim.network.routing import Route
     from sre_env.sim.kernel.world import World
+    from sre_env.sim.network.routing import Route
 
 __all__ = [
     "TIME_WAIT_S",

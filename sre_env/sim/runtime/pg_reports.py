@@ -23,8 +23,8 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sre_env.kube.timefmt import iso
 from sre_env.kube.quantity import memory_bytes
+from sre_env.kube.timefmt import iso
 from sre_env.sim.kernel.pods import kill_container
 from sre_env.sim.logs.streams import container_raw_log
 

@@ -13,10 +13,10 @@ import re
 from typing import Any, Mapping
 
 from sre_env.apps.base import Component
-from sre_env.sim.kernel.images import split_image
 from sre_env.kube.quantity import memory_bytes
-from sre_env.sim.runtime.oslimits import exec_target
+from sre_env.sim.kernel.images import split_image
 from sre_env.sim.kernel.pods import StartOutcome
+from sre_env.sim.runtime.oslimits import exec_target
 
 __all__ = ["StartOutcome", "start_outcome"]
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sre_env.apps.base import AppSpec, Call, Component
-from sre_env.sim.runtime.mongo_auth import reset_op_errors, session_gate
-from sre_env.sim.network.ingress import entry_routes
-from sre_env.sim.runtime.appconfig import configured_address
-from sre_env.sim.network.routing import Route, resolve_route
-from sre_env.sim.runtime.oslimits import port_gate
 from sre_env.sim.kernel.flows import EdgeRoute, TickResult, TrafficPlan
+from sre_env.sim.network.ingress import entry_routes
 from sre_env.sim.network.netmodel import routing_revision
+from sre_env.sim.network.routing import Route, resolve_route
+from sre_env.sim.runtime.appconfig import configured_address
+from sre_env.sim.runtime.mongo_auth import reset_op_errors, session_gate
+from sre_env.sim.runtime.oslimits import port_gate
 from sre_env.sim.runtime.podenv import go_memory_limit_mib, pod_env, retry_limit
 from sre_env.sim.traffic.capacity import serving_capacity
 from sre_env.sim.traffic.state import traffic_state

@@ -16,9 +16,9 @@ from sre_env.sim.kernel.pods import StartOutcome
 from sre_env.sim.logs.streams import container_log
 from sre_env.sim.network.netmodel import routing_revision
 from sre_env.sim.node.faults import host_fault_key, node_request_failure
-from sre_env.sim.runtime.oslimits import pod_limit_failure
 from sre_env.sim.node.volumes import pod_volume_disks, volume_read_error_fraction
 from sre_env.sim.runtime import mongo_auth, redis_model
+from sre_env.sim.runtime.oslimits import pod_limit_failure
 from sre_env.sim.traffic.flow import compile_plan, run_traffic
 from sre_env.sim.traffic.state import traffic_state
 
