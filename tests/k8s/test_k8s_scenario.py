@@ -1,7 +1,7 @@
 """The KubernetesBackend running whole scenarios against ``sre-env serve`` with the real kubectl.
 
 Inject through the backend's API, the live oracle fails, the reference fix goes
-through the real ``kubectl`` in the sandbox (subprocess, namespace-scoped
+through the real ``kubectl`` in the sandbox (``none``: unsandboxed, namespace-scoped
 kubeconfig), the oracle passes; a wrong fix gets no reward, and the next reset
 reconciles the cluster to its baseline before injecting again.
 """
@@ -84,7 +84,7 @@ def test_missing_env_var_wrong_fix_then_reset_reconciles_and_the_reference_fix_p
 @pytest.mark.slow
 def test_target_port_reference_fix_passes_and_changing_the_container_port_does_not(running) -> None:
     url = running.server.prometheus_url
-    options = {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "time_scale": running.server.speed, "sandbox": "subprocess", "gates": GATES}
+    options = {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "telemetry_token": running.server.token, "time_scale": running.server.speed, "sandbox": "none", "gates": GATES}
     env = gym.make("SREGym/TargetPortMisconfig-v0", backend="kubernetes", kubeconfig=str(running.kubeconfig), backend_options=options, develop_s=60.0)
     try:
         assert env.spec.nondeterministic is True and env.unwrapped.metadata["nondeterministic"] is True
@@ -151,4 +151,4 @@ def test_the_example_runs_an_episode_against_the_served_simulator() -> None:
     spec = importlib.util.spec_from_file_location("kubernetes_backend_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--env", "SREGym/ScalePodZero-v0", "--sandbox", "subprocess"]) > 0.9
+    assert module.main(["--env", "SREGym/ScalePodZero-v0", "--sandbox", "none"]) > 0.9
