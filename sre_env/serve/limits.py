@@ -11,6 +11,11 @@
   :data:`MAX_DEPTH` (far deeper than any Kubernetes object) with the same
   wording, before the body reaches a decoder; YAML aliases follow go-yaml's
   ratio rule.
+* **Media types**: a create or update (POST, PUT) body must be JSON, YAML or
+  Kubernetes protobuf, as the apiserver's input negotiation says
+  (``NegotiateInputSerializer``: no ``Content-Type`` means JSON; anything else is
+  its 415 ``UnsupportedMediaType``). YAML goes through :func:`load_yaml` and on
+  as JSON, as the apiserver's YAML serializer converts it.
 * **Failures**: a handler that raises is a bug, answered with the apiserver's
   500 ``InternalError`` Status (``Internal error occurred: ...``) instead of
   aiohttp's HTML page, so clients still parse the answer; hostile bodies are
@@ -19,18 +24,24 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import numpy as np
 import yaml
 
-__all__ = ["MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "internal_error_status", "json_too_deep", "load_yaml", "too_large_status"]
+from sre_env.errors import ApiError
+
+__all__ = ["INPUT_MEDIA_TYPES", "MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "input_body", "internal_error_status", "json_too_deep", "load_yaml", "too_large_status"]
 
 #: the apiserver's ``MaxRequestBodyBytes`` (k8s.io/apiserver/pkg/server/config.go)
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 #: nesting refused in JSON and YAML bodies (the apiserver's decoders allow 10,000; see the module docstring)
 MAX_DEPTH = 100
+
+#: what the apiserver decodes a create or update from, in its order (the first is assumed without a Content-Type)
+INPUT_MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -71,6 +82,18 @@ class _BoundedLoader(yaml.SafeLoader):
         self._sizes: dict[int, int] = {}
         self._decoded = 0
         self._aliased = 0
+
+    # the scanner keeps a list per open flow collection and indentation level and walks it per token: deep
+    # nesting is quadratic there, before anything is composed, so it is refused as the scanner meets it
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        if self.flow_level >= MAX_DEPTH:
+            raise yaml.YAMLError(f"yaml: exceeded max depth of {MAX_DEPTH}")
+        super().fetch_flow_collection_start(TokenClass)
+
+    def add_indent(self, column: int) -> bool:
+        if len(self.indents) >= MAX_DEPTH:
+            raise yaml.YAMLError(f"yaml: exceeded max depth of {MAX_DEPTH}")
+        return bool(super().add_indent(column))
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -116,3 +139,17 @@ def load_yaml(text: str) -> Any:
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def input_body(content_type: str | None, body: bytes) -> bytes:
+    """A POST or PUT body as the handlers take it (JSON or protobuf bytes), or the apiserver's refusal: 415 for a
+    media type it does not decode, 400 for YAML it cannot read (past the limits above, too)."""
+    media = (content_type or "").split(";")[0].strip().lower() or INPUT_MEDIA_TYPES[0]
+    if media not in INPUT_MEDIA_TYPES:
+        raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {', '.join(INPUT_MEDIA_TYPES)}")
+    if media != "application/yaml" or not body:
+        return body
+    try:
+        return json.dumps(load_yaml(body.decode("utf-8"))).encode()
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "BadRequest", f"error converting YAML to JSON: {str(exc).splitlines()[0]}") from None

@@ -37,17 +37,17 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sre_env.errors import MissingExtraError
+from sre_env.errors import ApiError, MissingExtraError
 from sre_env.kube.authn import UNAUTHORIZED_TEXT, authenticated, bearer_header, new_token, unauthorized_status
 from sre_env.kube.serving_cert import ServingCert, serving_cert
 from sre_env.loop_thread import LoopThread, cleanup_runner
 
-from .kube_api import handle
+from .kube_api import handle, status_response
 from .kube_exec import is_exec, serve_exec
 from .kube_fields import warning_header
 from .kube_logs import is_follow, serve_follow
 from .kube_watch import is_watch, serve_watch
-from .limits import MAX_REQUEST_BODY_BYTES, internal_error_status, too_large_status
+from .limits import MAX_REQUEST_BODY_BYTES, input_body, internal_error_status, too_large_status
 from .logs_traces_api import handle_jaeger, handle_loki, is_jaeger, is_loki
 from .prom_api import handle_prometheus
 from .timeshift import TimeMap
@@ -153,6 +153,12 @@ class IncidentServer:
 
         async def route(request: Any) -> Any:
             body = await request.read()
+            if request.method in ("POST", "PUT"):
+                try:
+                    body = input_body(request.headers.get("Content-Type"), body)  # 415 and YAML: limits
+                except ApiError as err:
+                    resp = status_response(err)
+                    return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type)
             with self.lock:
                 offset = self.offset()
                 if is_loki(request.path):
@@ -180,6 +186,12 @@ class IncidentServer:
             if is_follow(request.method, request.path, request.query_string):
                 return await serve_follow(self, request)
             body = await request.read()
+            if request.method in ("POST", "PUT"):
+                try:
+                    body = input_body(request.headers.get("Content-Type"), body)  # 415 and YAML: limits
+                except ApiError as err:
+                    resp = status_response(err)
+                    return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type)
             with self.lock:
                 resp = handle(self.backend, request.method, request.path, request.query_string, dict(request.headers), body, f"{self.host}:{self.port}", self.offset())
             warned = [("Warning", warning_header(w)) for w in resp.warnings]  # dropped unknown fields (kube_fields)
