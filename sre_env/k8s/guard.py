@@ -43,6 +43,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import yaml
 
+from sre_env.errors import ApiError
+from sre_env.kube.access_review import SSAR_PATH, review_answer, review_spec
 from sre_env.kube.authn import authenticated, bearer_header, unauthorized_status
 from sre_env.kube.pod_security import forbidden_message, new_violations, pod_spec_of, violations
 from sre_env.kube.rbac import StaticRbacObjects, allows
@@ -51,7 +53,7 @@ from sre_env.loop_thread import LoopThread, cleanup_runner
 
 from .agent_access import agent_role, agent_user
 
-__all__ = ["NamespaceGuard", "RequestAttributes", "decide", "guard_kubeconfig", "request_attributes", "start_guard"]
+__all__ = ["NamespaceGuard", "RequestAttributes", "access_review", "decide", "guard_kubeconfig", "request_attributes", "start_guard"]
 
 _HOP = frozenset({"host", "connection", "upgrade", "keep-alive", "transfer-encoding", "content-length", "authorization", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol", "sec-websocket-extensions"})
 _VERB = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -118,14 +120,36 @@ def decide(method: str, path: str, query: str, namespace: str, user: str, *, rba
     """
     attrs = request_attributes(method, path, query)
     if attrs is None:
-        parts = [p for p in path.split("/") if p]
-        discovery = not parts or parts[0] in _DISCOVERY_ROOTS or parts[0] in ("api", "apis")
         verb = _VERB.get(method.upper(), method.lower())
-        return None if discovery and verb == "get" else f'forbidden: User "{user}" cannot {verb} path "{path}"'
+        return None if _non_resource_allowed(verb, path) else f'forbidden: User "{user}" cannot {verb} path "{path}"'
     objects = rbac if rbac is not None else StaticRbacObjects(agent_role(namespace))
     if allows(objects, user, attrs.verb, attrs.full_resource, attrs.group, attrs.namespace, attrs.name):
         return None
     return _forbidden(user, attrs)
+
+
+def _non_resource_allowed(verb: str, path: str) -> bool:
+    """What every authenticated user may do off the resource paths: read discovery (``/api/*``, ``/apis/*``,
+    ``/version``, ``/openapi/*``) and the health checks."""
+    parts = [p for p in path.split("/") if p]
+    return verb == "get" and (not parts or parts[0] in _DISCOVERY_ROOTS or parts[0] in ("api", "apis"))
+
+
+def access_review(body: bytes, namespace: str, user: str, *, rbac: StaticRbacObjects | None = None) -> tuple[int, dict[str, Any]]:
+    """(code, body) answering a SelfSubjectAccessReview (``kubectl auth can-i``) as the agent's Role decides it."""
+    try:
+        spec = review_spec(body)
+    except ApiError as err:
+        return err.code, _status(err.code, err.reason, err.message)
+    res = spec.get("resourceAttributes")
+    if res is None:
+        attrs = spec["nonResourceAttributes"]
+        return 201, review_answer(spec, _non_resource_allowed(str(attrs.get("verb", "")), str(attrs.get("path", ""))))
+    objects = rbac if rbac is not None else StaticRbacObjects(agent_role(namespace))
+    resource, sub = str(res.get("resource", "")), res.get("subresource")
+    full = f"{resource}/{sub}" if sub else resource
+    allowed = allows(objects, user, str(res.get("verb", "")), full, str(res.get("group", "")), res.get("namespace") or None, res.get("name") or None)
+    return 201, review_answer(spec, allowed)
 
 
 def _status(code: int, reason: str, message: str) -> dict[str, Any]:
@@ -208,6 +232,9 @@ class NamespaceGuard:
 
         if not authenticated(request.headers.get("Authorization"), self.token):
             return web.json_response(unauthorized_status(), status=401)
+        if request.method == "POST" and request.path == SSAR_PATH:  # kubectl auth can-i: the guard's Role answers
+            code, answer = access_review(await request.read(), self.namespace, self.user, rbac=self._rbac)
+            return web.json_response(answer, status=code)
         denied = decide(request.method, request.path, request.query_string, self.namespace, self.user, rbac=self._rbac)
         if denied is not None:
             return web.json_response(_status(403, "Forbidden", denied), status=403)
