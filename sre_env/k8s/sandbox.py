@@ -220,7 +220,10 @@ def scoped_kubeconfig(api: "KubeApi", source: str | Path, namespace: str, dest: 
         if held and held != ["token"]:
             raise ValueError(f"the API server cannot mint ServiceAccount tokens and the kubeconfig authenticates with {held[0]!r}: the namespace guard forwards a bearer token only")
         guard_token = new_token()
-        return ScopedCredentials(_write(dest, entry, namespace, {"token": guard_token}), namespace, "guard", upstream_token=user.get("token"), guard_token=guard_token)
+        creds = ScopedCredentials(_write(dest, entry, namespace, {"token": guard_token}), namespace, "guard", upstream_token=user.get("token"), guard_token=guard_token)
+        # the label says what the guard enforces in the server's place (no Pod Security admission there)
+        creds.labels_before = enforce_pod_security(api, namespace)
+        return creds
     creds = ScopedCredentials(dest, namespace, "token")
     create_pods = api.serves("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1")  # else nothing holds the agent's own pods to restricted
     try:

@@ -110,6 +110,9 @@ def test_real_kubectl_auth_can_i_through_the_served_api(paused, tmp_path: Path) 
     creds = scoped_kubeconfig(api, paused.kubeconfig, NS, tmp_path / "agent")
     guard = guard_kubeconfig(creds.kubeconfig, NS, token=creds.guard_token, upstream_token=creds.upstream_token)
     assert guard is not None
+    labels = lambda: paused.sim.api.get("Namespace", NS)["metadata"].get("labels") or {}  # noqa: E731
+    with paused.server.lock:  # the served namespace says what the guard enforces
+        assert labels()["pod-security.kubernetes.io/enforce"] == "baseline" and labels()["pod-security.kubernetes.io/warn"] == "restricted"
     box = HostShell(creds.kubeconfig)
     try:
         for args, answer in CAN_I:
@@ -119,3 +122,5 @@ def test_real_kubectl_auth_can_i_through_the_served_api(paused, tmp_path: Path) 
         box.close()
         guard.stop()
         creds.revoke(api)
+    with paused.server.lock:  # and its labels come back when the credentials go
+        assert "pod-security.kubernetes.io/enforce" not in labels()

@@ -201,7 +201,8 @@ def test_without_admission_policies_the_agent_creates_no_pods(tmp_path: Path) ->
 def test_a_server_that_cannot_mint_tokens_gets_the_guard_and_never_sees_the_harness_token(tmp_path: Path) -> None:
     api = _RbacApi(tokens=False)
     creds = scoped_kubeconfig(api, _kubeconfig(tmp_path / "admin", {"token": "the-servers-token"}, {"server": "http://127.0.0.1:6443"}), NS, tmp_path / "agent")  # type: ignore[arg-type]
-    assert creds.mode == "guard" and not api.created and not api.patched
+    # nothing is created for the agent, but the namespace is labelled with what the guard enforces
+    assert creds.mode == "guard" and not api.created and api.patched == [{"metadata": {"labels": POD_SECURITY_LABELS}}]
     assert creds.upstream_token == "the-servers-token" and creds.guard_token and creds.guard_token != creds.upstream_token
     text = creds.kubeconfig.read_text()
     assert "the-servers-token" not in text and yaml.safe_load(text)["users"][0]["user"] == {"token": creds.guard_token}
