@@ -19,10 +19,10 @@ __all__ = ["LoopThread", "cleanup_runner"]
 async def cleanup_runner(runner: Any) -> None:
     """Stop an aiohttp ``AppRunner`` now: open connections are aborted first, since a graceful TLS close waits
     for the peer's reply (an idle keep-alive client, perhaps in this very process) after the loop has stopped."""
-    for handler in list(getattr(runner.server, "connections", None) or ()):
-        transport = getattr(handler, "transport", None)
-        if transport is not None:
-            transport.abort()
+    if runner.server is not None:
+        for handler in list(runner.server.connections):
+            if handler.transport is not None:
+                handler.transport.abort()
     await runner.cleanup()
 
 
