@@ -4,17 +4,19 @@ namespace guard (``guard.py``) in front of a served simulator.
 Least privilege for an SRE repairing one namespace:
 
 * **read** the namespace's workloads, pods and their logs, services, endpoints,
-  config, events, quotas, autoscalers, disruption budgets, network policies,
+  ConfigMaps, events, quotas, autoscalers, disruption budgets, network policies,
   roles and bindings; **cluster-wide**, only nodes, persistent volumes, storage
   classes, node and pod metrics, and its own Namespace object;
 * **repair**: create, update, patch and delete workloads (Deployments,
   StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs), Services, ConfigMaps,
   autoscalers, disruption budgets and network policies; scale; delete and evict
-  pods; ``exec`` into them; update (not create or delete) Secrets;
+  pods; ``exec`` into them;
+* **Secrets**: none, unless the caller names the ones a scenario's repair needs
+  (``secret_names``: read and update those, by name); no verified scenario does;
 * **create pods** only as Pod Security ``restricted`` admits them (below);
 * nothing else: no RBAC writes (``escalate``, ``bind``, ``impersonate`` are never
   granted), no ServiceAccounts or ``serviceaccounts/token`` (no token minting;
-  Secrets cannot be created, so no ``service-account-token`` Secret either), no
+  Secrets cannot be created or listed, so no ``service-account-token`` Secret either), no
   ephemeral containers (``kubectl debug``), no quota or limit changes, no
   ``deletecollection``, nothing in another namespace, no cluster-scoped writes.
   Node repairs (cordon, drain, taints) are cluster-scoped writes that reach
@@ -69,12 +71,12 @@ def agent_user(namespace: str) -> str:
     return f"system:serviceaccount:{namespace}:{AGENT_NAME}"
 
 
-def agent_rules(namespace: str, *, create_pods: bool = True) -> tuple[list[Obj], list[Obj]]:
+def agent_rules(namespace: str, *, create_pods: bool = True, secret_names: tuple[str, ...] = ()) -> tuple[list[Obj], list[Obj]]:
     """(the Role's rules in ``namespace``, the ClusterRole's rules); ``create_pods`` False where no admission
-    policy can hold the agent's pods to ``restricted``."""
+    policy can hold the agent's pods to ``restricted``; ``secret_names``: the Secrets the agent may read and update."""
     pod_verbs = ["delete", "create"] if create_pods else ["delete"]
     namespaced: list[Obj] = [
-        {"apiGroups": [""], "resources": ["pods", "pods/log", "services", "endpoints", "configmaps", "secrets", "serviceaccounts", "persistentvolumeclaims", "events", "replicationcontrollers", "resourcequotas", "limitranges", "podtemplates"], "verbs": _READ},
+        {"apiGroups": [""], "resources": ["pods", "pods/log", "services", "endpoints", "configmaps", "serviceaccounts", "persistentvolumeclaims", "events", "replicationcontrollers", "resourcequotas", "limitranges", "podtemplates"], "verbs": _READ},
         {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets", "replicasets", "controllerrevisions", "deployments/scale", "statefulsets/scale", "replicasets/scale"], "verbs": _READ},
         {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": _READ},
         {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": _READ},
@@ -91,7 +93,7 @@ def agent_rules(namespace: str, *, create_pods: bool = True) -> tuple[list[Obj],
         # kubectl exec: POST, or a websocket GET (authorized as get by older servers, create by newer ones)
         {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create", "get"]},
         {"apiGroups": [""], "resources": ["services", "configmaps", "replicationcontrollers"], "verbs": _WRITE},
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["update", "patch"]},
+        *([{"apiGroups": [""], "resources": ["secrets"], "resourceNames": list(secret_names), "verbs": ["get", "watch", "update", "patch"]}] if secret_names else []),
         *({"apiGroups": [group], "resources": resources, "verbs": _WRITE} for group, resources in _WORKLOADS.items()),
         {"apiGroups": ["apps"], "resources": ["deployments/scale", "statefulsets/scale", "replicasets/scale"], "verbs": ["update", "patch"]},
         {"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": _WRITE},
@@ -108,12 +110,12 @@ def agent_rules(namespace: str, *, create_pods: bool = True) -> tuple[list[Obj],
     return namespaced, cluster
 
 
-def agent_role(namespace: str, *, create_pods: bool = True) -> list[Obj]:
+def agent_role(namespace: str, *, create_pods: bool = True, secret_names: tuple[str, ...] = ()) -> list[Obj]:
     """The agent's ServiceAccount, Role and RoleBinding in ``namespace``, and its ClusterRole and binding (reads)."""
     meta = {"name": AGENT_NAME, "namespace": namespace, "labels": dict(MANAGED_LABELS)}
     cluster_name = f"{AGENT_NAME}-{namespace}"
     cluster_meta = {"name": cluster_name, "labels": dict(MANAGED_LABELS)}
-    namespaced, cluster = agent_rules(namespace, create_pods=create_pods)
+    namespaced, cluster = agent_rules(namespace, create_pods=create_pods, secret_names=secret_names)
     subject = {"kind": "ServiceAccount", "name": AGENT_NAME, "namespace": namespace}
     rbac = "rbac.authorization.k8s.io/v1"
     return [

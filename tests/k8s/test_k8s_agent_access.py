@@ -21,7 +21,7 @@ RBAC = StaticRbacObjects(agent_role(NS))
 GRANTED = [
     ("get", "pods", "", NS, None), ("list", "pods", "", NS, None), ("watch", "pods", "", NS, None),
     ("get", "pods/log", "", NS, None), ("delete", "pods", "", NS, None), ("create", "pods/eviction", "", NS, None),
-    ("create", "pods/exec", "", NS, None), ("list", "events", "", NS, None), ("list", "secrets", "", NS, None),
+    ("create", "pods/exec", "", NS, None), ("list", "events", "", NS, None),
     ("patch", "deployments", "apps", NS, None), ("update", "statefulsets", "apps", NS, None), ("patch", "deployments/scale", "apps", NS, None),
     ("delete", "replicasets", "apps", NS, None), ("create", "jobs", "batch", NS, None),
     ("patch", "services", "", NS, None), ("create", "configmaps", "", NS, None), ("patch", "horizontalpodautoscalers", "autoscaling", NS, None),
@@ -32,7 +32,7 @@ GRANTED = [
 #: escapes: token minting, RBAC writes, other namespaces, cluster-scoped writes, node proxy, secrets made or removed
 ABSENT = [
     ("create", "serviceaccounts/token", "", NS, "default"), ("create", "serviceaccounts", "", NS, None), ("create", "secrets", "", NS, None),
-    ("delete", "secrets", "", NS, None),
+    ("delete", "secrets", "", NS, None), ("list", "secrets", "", NS, None), ("get", "secrets", "", NS, "db"), ("patch", "secrets", "", NS, "db"),
     ("create", "roles", "rbac.authorization.k8s.io", NS, None), ("create", "rolebindings", "rbac.authorization.k8s.io", NS, None),
     ("patch", "roles", "rbac.authorization.k8s.io", NS, AGENT_NAME), ("create", "clusterrolebindings", "rbac.authorization.k8s.io", None, None),
     ("create", "clusterroles", "rbac.authorization.k8s.io", None, None), ("bind", "clusterroles", "rbac.authorization.k8s.io", None, "cluster-admin"),
@@ -63,8 +63,10 @@ def test_no_rule_names_a_wildcard_or_an_escalating_verb() -> None:
         assert not {"escalate", "bind", "impersonate", "deletecollection"} & set(rule["verbs"])
     assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in cluster)  # cluster-wide: reads only
     assert not any("serviceaccounts/token" in r["resources"] or "nodes/proxy" in r["resources"] for r in namespaced + cluster)
-    secrets = [r for r in namespaced if "secrets" in r["resources"]]
-    assert {v for r in secrets for v in r["verbs"]} == {"get", "list", "watch", "update", "patch"}
+    assert not any("secrets" in r["resources"] for r in namespaced)  # no verified scenario's repair reads a Secret
+    named = StaticRbacObjects(agent_role(NS, secret_names=("db",)))
+    assert allows(named, USER, "get", "secrets", "", NS, "db") and allows(named, USER, "patch", "secrets", "", NS, "db")
+    assert not allows(named, USER, "get", "secrets", "", NS, "other") and not allows(named, USER, "list", "secrets", "", NS, None)
     without = agent_rules(NS, create_pods=False)[0]
     assert not any("create" in r["verbs"] for r in without if "pods" in r["resources"])
 
@@ -89,6 +91,7 @@ CAN_I = [
     (["get", "/version"], "yes"),
     (["create", "serviceaccounts", "--subresource=token"], "no"),
     (["create", "secrets"], "no"),
+    (["list", "secrets"], "no"),
     (["create", "rolebindings.rbac.authorization.k8s.io"], "no"),
     (["create", "clusterrolebindings.rbac.authorization.k8s.io"], "no"),
     (["get", "nodes", "--subresource=proxy"], "no"),

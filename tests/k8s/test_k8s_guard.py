@@ -34,8 +34,9 @@ USER = f"system:serviceaccount:{NS}:sre-env-agent"
         ("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "", False),
         ("POST", "/api", "", False),
         # least privilege inside the namespace
-        ("GET", f"/api/v1/namespaces/{NS}/secrets", "", True),
-        ("PATCH", f"/api/v1/namespaces/{NS}/secrets/db", "", True),
+        ("GET", f"/api/v1/namespaces/{NS}/secrets", "", False),
+        ("GET", f"/api/v1/namespaces/{NS}/secrets/db", "", False),
+        ("PATCH", f"/api/v1/namespaces/{NS}/secrets/db", "", False),
         ("POST", f"/api/v1/namespaces/{NS}/secrets", "", False),
         ("DELETE", f"/api/v1/namespaces/{NS}/secrets/db", "", False),
         ("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", "", False),
