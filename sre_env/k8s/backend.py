@@ -41,7 +41,7 @@ from .guard import NamespaceGuard, guard_kubeconfig
 from .oracles import LIVE_SCENARIOS, LiveGates, live_scenario_name, record_live_baseline
 from .reconcile import reconcile
 from .relay import TcpRelay, is_loopback_url
-from .sandbox import Sandbox, ScopedCredentials, docker_gateway, make_sandbox, resolve_sandbox_mode, scoped_kubeconfig
+from .sandbox import Sandbox, ScopedCredentials, create_network, docker_gateway, make_sandbox, remove_network, resolve_sandbox_mode, scoped_kubeconfig
 from .telemetry import LiveTelemetry
 
 if TYPE_CHECKING:
@@ -117,6 +117,8 @@ class KubernetesBackend:
         self._credentials: ScopedCredentials | None = None
         self._guard: NamespaceGuard | None = None
         self._relay: TcpRelay | None = None
+        #: the docker sandbox's own network (sandbox.create_network)
+        self._network: str | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="sre-env-k8s-"))
         weakref.finalize(self, shutil.rmtree, self._workdir, True)
         self._baselines: dict[str, "Baseline"] = {}
@@ -214,8 +216,11 @@ class KubernetesBackend:
         self._close_sandbox()
         dest = self._workdir / f"agent-{namespace}.kubeconfig"
         creds = self._credentials = scoped_kubeconfig(self.api, self.kubeconfig, namespace, dest)
-        # where the sandbox reaches the host: loopback for the unsandboxed shell, the bridge's gateway for docker
-        host = docker_gateway() if self.sandbox_mode == "docker" else "127.0.0.1"
+        # where the sandbox reaches the host: loopback for the unsandboxed shell, its own network's gateway for docker
+        host = "127.0.0.1"
+        if self.sandbox_mode == "docker":
+            self._network = create_network()
+            host = docker_gateway(network=self._network)
         if creds.mode == "guard":
             # the server cannot scope a token: the guard enforces what the Role and admission would
             self._guard = guard_kubeconfig(creds.kubeconfig, namespace, host=host, token=creds.guard_token, upstream_token=creds.upstream_token)
@@ -223,7 +228,7 @@ class KubernetesBackend:
                 raise ScenarioError("the API server cannot scope the agent's credentials and the namespace guard cannot run (it needs aiohttp, the [serve] extra)")
         elif self.sandbox_mode == "docker":
             self._relay = _relay_loopback_server(creds.kubeconfig, host)
-        self.sandbox = make_sandbox(creds.kubeconfig, self.sandbox_mode, image=self.sandbox_image)
+        self.sandbox = make_sandbox(creds.kubeconfig, self.sandbox_mode, image=self.sandbox_image, network=self._network or "bridge")
 
     # -- the agent ---------------------------------------------------------------------------
     def run_command(self, command: str) -> "CommandResult":
@@ -278,6 +283,9 @@ class KubernetesBackend:
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+        if self._network is not None:
+            remove_network(self._network)
+            self._network = None
         if self._credentials is not None:
             self._credentials.revoke(self.api)
             self._credentials = None

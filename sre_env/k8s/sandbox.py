@@ -58,10 +58,12 @@ __all__ = [
     "SandboxUnavailable",
     "ScopedCredentials",
     "UnsandboxedWarning",
+    "create_network",
     "docker_available",
     "docker_gateway",
     "is_mutating",
     "make_sandbox",
+    "remove_network",
     "resolve_sandbox_mode",
     "scoped_kubeconfig",
 ]
@@ -314,9 +316,10 @@ def docker_available(docker: str = "docker") -> bool:
 class DockerSandbox:
     """A long-lived, locked-down container with kubectl; each command is one ``docker exec``.
 
-    On ``network`` (Docker's default bridge), never the host's network: the API
-    server is reached at the address the kubeconfig names (a loopback server
-    through the guard or relay on the bridge's gateway, :func:`docker_gateway`).
+    On ``network`` (the backend makes one per sandbox, :func:`create_network`;
+    Docker's default bridge otherwise), never the host's network: the API server
+    is reached at the address the kubeconfig names (a loopback server through
+    the guard or relay on the network's gateway, :func:`docker_gateway`).
     No capabilities, no privilege escalation, read-only root filesystem, a
     non-root user, and nothing mounted but the scoped kubeconfig.
     """
@@ -374,6 +377,29 @@ class DockerSandbox:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
+def create_network(docker: str = "docker") -> str:
+    """A bridge network of the sandbox's own (named ``sre-env-agent-<hex>``), without inter-container traffic: the
+    container reaches the host's gateway address (the guard or relay) and what the host routes to, and no other
+    container. Remove it with :func:`remove_network`."""
+    name = f"sre-env-agent-{uuid.uuid4().hex[:10]}"
+    argv = [docker, "network", "create", "--driver", "bridge", "-o", "com.docker.network.bridge.enable_icc=false", "--label", "app.kubernetes.io/managed-by=sre-env", name]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"could not create the sandbox's Docker network: {exc}") from None
+    if proc.returncode != 0:
+        raise SandboxUnavailable(f"could not create the sandbox's Docker network: {proc.stderr.strip()}")
+    return name
+
+
+def remove_network(name: str, docker: str = "docker") -> None:
+    """Remove a network made by :func:`create_network` (after its container is gone)."""
+    try:
+        subprocess.run([docker, "network", "rm", name], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
 def docker_gateway(docker: str = "docker", network: str = "bridge") -> str:
     """The host's address on a Docker network (where the guard or relay listens for the sandbox)."""
     try:
@@ -409,12 +435,12 @@ def resolve_sandbox_mode(mode: str, *, docker: str = "docker") -> str:
     return mode
 
 
-def make_sandbox(kubeconfig: str | Path, mode: str, *, image: str | None = None) -> Sandbox:
+def make_sandbox(kubeconfig: str | Path, mode: str, *, image: str | None = None, network: str = "bridge") -> Sandbox:
     """The sandbox of a resolved mode (:func:`resolve_sandbox_mode`; ``auto`` is resolved here too)."""
     if mode == "auto":
         mode = resolve_sandbox_mode(mode)
     if mode == "docker":
-        return DockerSandbox(kubeconfig, image=image or DockerSandbox.DEFAULT_IMAGE)
+        return DockerSandbox(kubeconfig, image=image or DockerSandbox.DEFAULT_IMAGE, network=network)
     if mode == "none":
         return HostShell(kubeconfig)
     raise ValueError(f"sandbox must be one of {', '.join(repr(m) for m in SANDBOX_MODES)}, got {mode!r}")

@@ -284,3 +284,27 @@ def test_the_bridge_gateway_comes_from_docker(tmp_path: Path) -> None:
     assert docker_gateway(str(fake)) == "172.17.0.1"
     with pytest.raises(SandboxUnavailable, match="no such network"):
         docker_gateway(str(fake), "other")
+
+
+def test_the_sandbox_gets_a_network_of_its_own(tmp_path: Path) -> None:
+    """A bridge without inter-container traffic, made per sandbox and removed after it; the container joins it."""
+    from sre_env.k8s.sandbox import create_network, remove_network
+
+    log = tmp_path / "docker.log"
+    fake = tmp_path / "docker"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    fake.chmod(0o755)
+    name = create_network(str(fake))
+    assert name.startswith("sre-env-agent-")
+    created = log.read_text().split()
+    assert created[:4] == ["network", "create", "--driver", "bridge"] and "com.docker.network.bridge.enable_icc=false" in created and created[-1] == name
+    box = DockerSandbox(_kubeconfig(tmp_path / "kc", {}), docker=str(fake), network=name, start=False)
+    assert f"--network {name}" in " ".join(box.run_argv())
+    box.close()
+    remove_network(name, str(fake))
+    assert log.read_text().splitlines()[-1] == f"network rm {name}"
+    failing = tmp_path / "failing"
+    failing.write_text('#!/bin/sh\necho "permission denied" >&2; exit 1\n')
+    failing.chmod(0o755)
+    with pytest.raises(SandboxUnavailable, match="permission denied"):
+        create_network(str(failing))
