@@ -14,9 +14,10 @@ Two parts:
   server (``guard.py``), which alone holds the server's token.
 * A sandbox runs one command string. ``docker``: a locked-down container (no
   capabilities, read-only root, a non-root user, only the scoped kubeconfig
-  mounted, the default bridge network -- never the host's, so ``kubectl
-  --server`` reaches no loopback port of the host; a loopback API server is
-  reached through the guard or a relay listening on the bridge's gateway).
+  mounted, a bridge network of its own without inter-container traffic
+  (:func:`create_network`) -- never the host's, so ``kubectl --server`` reaches
+  no loopback port of the host; a loopback API server is reached through the
+  guard or a relay listening on that network's gateway).
   ``none``: ``/bin/sh -c`` on this machine, as this user, with a scrubbed
   environment (``PATH``, ``HOME`` in a private temporary directory,
   ``KUBECONFIG``): no harness variable reaches the agent, but its files do
