@@ -153,12 +153,6 @@ class IncidentServer:
 
         async def route(request: Any) -> Any:
             body = await request.read()
-            if request.method in ("POST", "PUT"):
-                try:
-                    body = input_body(request.headers.get("Content-Type"), body)  # 415 and YAML: limits
-                except ApiError as err:
-                    resp = status_response(err)
-                    return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type)
             with self.lock:
                 offset = self.offset()
                 if is_loki(request.path):
