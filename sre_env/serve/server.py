@@ -17,7 +17,9 @@ with a CA made for this server (``sre_env.kube.serving_cert``; in the
 kubeconfig), as a real apiserver does -- ``kubectl`` sends no credentials over
 plain HTTP; the observability port stays plain HTTP, as Prometheus does. Bodies over the apiserver's size
 limit are refused before they are read, and a handler that raises answers a
-500 ``Status`` rather than an HTML page (``limits``).
+500 ``Status`` rather than an HTML page (``limits``). ``kubectl auth can-i``
+(SelfSubjectAccessReview) is answered yes: the token's holder is the cluster's
+admin (the namespace guard answers for the agent, ``sre_env.k8s.guard``).
 
 aiohttp is the ``[serve]`` extra; importing this module without it raises a
 clear message.
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sre_env.errors import ApiError, MissingExtraError
+from sre_env.kube.access_review import SSAR_PATH, review_answer, review_spec
 from sre_env.kube.authn import UNAUTHORIZED_TEXT, authenticated, bearer_header, new_token, unauthorized_status
 from sre_env.kube.serving_cert import ServingCert, serving_cert
 from sre_env.loop_thread import LoopThread, cleanup_runner
@@ -180,6 +183,13 @@ class IncidentServer:
             if is_follow(request.method, request.path, request.query_string):
                 return await serve_follow(self, request)
             body = await request.read()
+            if request.method == "POST" and request.path == SSAR_PATH:
+                # kubectl auth can-i: whoever holds serve's token is the cluster's admin (the guard answers for the agent)
+                try:
+                    return web.json_response(review_answer(review_spec(body), True), status=201)
+                except ApiError as err:
+                    resp = status_response(err)
+                    return web.Response(status=resp.status, text=resp.text(), content_type=resp.content_type)
             if request.method in ("POST", "PUT"):
                 try:
                     body = input_body(request.headers.get("Content-Type"), body)  # 415 and YAML: limits

@@ -107,6 +107,8 @@ def test_real_kubectl_with_the_kubeconfig_and_without_it(served, tmp_path: Path)
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
     ok = subprocess.run(["kubectl", "--kubeconfig", str(cfg), "get", "deployments", "-o", "name"], capture_output=True, text=True, env=env, timeout=60)
     assert ok.returncode == 0 and "deployment.apps/frontend" in ok.stdout, ok.stderr
+    can = subprocess.run(["kubectl", "--kubeconfig", str(cfg), "auth", "can-i", "delete", "namespaces"], capture_output=True, text=True, env=env, timeout=60)
+    assert (can.returncode, can.stdout.strip()) == (0, "yes"), can.stderr  # the token holder is the cluster's admin
     bare = subprocess.run(["kubectl", "--kubeconfig", str(cfg), "--token", "wrong", "get", "pods"], capture_output=True, text=True, env=env, timeout=60)
     assert bare.returncode != 0 and "Unauthorized" in bare.stderr, bare.stderr
 
