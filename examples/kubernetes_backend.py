@@ -24,15 +24,15 @@ from sre_env.envs.registry import scenario_class
 
 def served_cluster(env_id: str, workdir: str) -> tuple[Any, str, dict[str, Any]]:
     """Serve a healthy simulated cluster for ``env_id``'s app; returns (server, kubeconfig, backend options)."""
-    from sre_env.serve.server import IncidentServer, write_kubeconfig
+    from sre_env.serve.server import IncidentServer
     from sre_env.sim.backend import SimBackend
     from sre_env.sim.episodes import healthy_world
 
     # 120x faster than real time; the simulator's own timestamps, so its clock is seen to run that fast
     server = IncidentServer(SimBackend(healthy_world(scenario_class(env_id).app)), speed=120.0, real_epoch=True).start()
-    kubeconfig = write_kubeconfig(f"{workdir}/kubeconfig", server.url, "default")
+    kubeconfig = server.write_kubeconfig(f"{workdir}/kubeconfig", "default")
     url = server.prometheus_url
-    return server, str(kubeconfig), {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "time_scale": 120.0}
+    return server, str(kubeconfig), {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "telemetry_token": server.token, "time_scale": 120.0}
 
 
 def main(argv: list[str] | None = None) -> float:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> float:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kubeconfig", help="a real cluster's kubeconfig (default: serve the simulator locally)")
     p.add_argument("--prometheus", help="Prometheus URL of the real cluster (needed to grade)")
-    p.add_argument("--sandbox", default="auto", choices=("auto", "docker", "subprocess"))
+    p.add_argument("--sandbox", default="auto", choices=("auto", "docker", "none"))
     args = p.parse_args(argv)
 
     server = None

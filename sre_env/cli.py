@@ -232,7 +232,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     assert env.backend is not None and env.scenario is not None
     print(env.scenario.brief(), flush=True)
     try:
-        serve_forever(env.backend, host=args.host, port=args.port, speed=args.speed, kubeconfig=args.kubeconfig, namespace=env.scenario.namespace, prom_port=args.prometheus_port, real_epoch=args.real_epoch)
+        serve_forever(env.backend, host=args.host, port=args.port, speed=args.speed, kubeconfig=args.kubeconfig, namespace=env.scenario.namespace, prom_port=args.prometheus_port, real_epoch=args.real_epoch, auth=not args.no_auth)
     except MissingExtraError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -314,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", default="sre-env.kubeconfig", help="where to write the kubeconfig for kubectl")
     p.add_argument("--prometheus-port", type=int, default=9090, help="port of the Prometheus, Loki and Jaeger query APIs and /metrics")
     p.add_argument("--real-epoch", action="store_true", help="serve the simulator's own timestamps (from 2026-03-02T09:00Z) instead of wall-clock ones")
+    p.add_argument("--no-auth", action="store_true", help="serve without the bearer token (anyone who can reach the ports may read and change everything; warns)")
     p.add_argument("--mcp", action="store_true", help="instead of HTTP, serve the episode as an MCP server on stdio (tools: kubectl, shell, promql, logql, traces, alerts, submit)")
     p.add_argument("--max-steps", type=_positive, default=MAX_EPISODE_STEPS, help="step budget of the MCP episode")
     p.set_defaults(func=cmd_serve)

@@ -228,7 +228,12 @@ class SREEnv(gym.Env[dict[str, Any], str]):
                 reward += self._finish(text, submitted=True)
                 terminated = True
         else:
-            result = self._episodes.run_command(action)
+            if self._risk.catastrophic and self._episodes.nondeterministic:
+                # a live cluster's catastrophe cannot be undone: the same judgement ends the episode, unrun
+                why = "; ".join(f.reason for f in flags if f.catastrophic)
+                result = CommandResult(f"refused on a live cluster: {why}\n", 1, 0.0, False)
+            else:
+                result = self._episodes.run_command(action)
             if self._risk.catastrophic:
                 result = CommandResult(result.output + "\n[episode ended: catastrophic action]\n", result.exit_code, result.cost_s, result.mutating)
                 reward += self._finish(None, submitted=False, catastrophic=True)

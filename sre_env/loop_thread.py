@@ -11,8 +11,19 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-__all__ = ["LoopThread"]
+__all__ = ["LoopThread", "cleanup_runner"]
+
+
+async def cleanup_runner(runner: Any) -> None:
+    """Stop an aiohttp ``AppRunner`` now: open connections are aborted first, since a graceful TLS close waits
+    for the peer's reply (an idle keep-alive client, perhaps in this very process) after the loop has stopped."""
+    if runner.server is not None:
+        for handler in list(runner.server.connections):
+            if handler.transport is not None:
+                handler.transport.abort()
+    await runner.cleanup()
 
 
 class LoopThread:

@@ -2,9 +2,10 @@
 
 ``KubernetesBackend`` (backend.py) runs the simulator's scenarios on a live
 cluster: ``KubeApi`` (api.py) over the official client, ``LiveTelemetry``
-(telemetry.py) over Prometheus/Loki/Jaeger, the agent's sandbox (sandbox.py)
-and, in front of a server without authentication, its namespace guard
-(guard.py), privileged-pod node access (nodes.py), reset by reconciliation
+(telemetry.py) over Prometheus/Loki/Jaeger, what the agent may do
+(agent_access.py: its Role and Pod Security), the agent's sandbox (sandbox.py),
+in front of a server that cannot scope a token its namespace guard (guard.py),
+and a relay to a loopback server for the bridged sandbox (relay.py), privileged-pod node access (nodes.py), reset by reconciliation
 (reconcile.py), grading without forks (oracles.py), and the real-cluster
 manifests with their load generator (manifests.py, loadgen.py). See
 docs/kubernetes.md.

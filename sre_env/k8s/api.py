@@ -72,7 +72,7 @@ class KubeApi:
         self._missing: set[str] = set()
 
     # -- discovery -------------------------------------------------------------
-    def _resource(self, kind: str) -> Any:
+    def _resource(self, kind: str, api_version: str | None = None) -> Any:
         res = self._resources.get(kind)
         if res is not None:
             return res
@@ -81,7 +81,7 @@ class KubeApi:
         missing = ApiError(404, "NotFound", f'the server doesn\'t have a resource type "{kind.lower()}"')
         if kind in self._missing:
             raise missing  # a miss makes the discoverer refetch every group: remember it
-        hint = _HINTS.get(kind)
+        hint = api_version or _HINTS.get(kind)
         try:
             res = self._dyn.resources.get(api_version=hint, kind=kind) if hint else self._dyn.resources.get(kind=kind)
         except ResourceNotFoundError:
@@ -90,13 +90,21 @@ class KubeApi:
         self._resources[kind] = res
         return res
 
-    def serves(self, kind: str) -> bool:
-        """Whether the cluster serves ``kind`` at all (a CRD that is not installed does not)."""
+    def serves(self, kind: str, api_version: str | None = None) -> bool:
+        """Whether the cluster serves ``kind`` (in ``api_version``) at all (a CRD that is not installed does not)."""
         try:
-            self._resource(kind)
+            self._resource(kind, api_version)
         except ApiError:
             return False
         return True
+
+    def serves_token_requests(self) -> bool:
+        """Whether the server mints ServiceAccount tokens (``serviceaccounts/token`` among its core resources)."""
+        try:
+            found = self._call(self._core.get_api_resources)
+        except ApiError:
+            return False
+        return any(r.name == "serviceaccounts/token" for r in found.resources or ())
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         from kubernetes.client.exceptions import ApiException
@@ -135,7 +143,7 @@ class KubeApi:
     def create(self, obj: Obj) -> Obj:
         if not isinstance(obj, dict) or not obj.get("kind"):
             raise ApiError.bad_request("Object 'Kind' is missing in the request")
-        res = self._resource(obj["kind"])
+        res = self._resource(obj["kind"], obj.get("apiVersion"))
         ns = (obj.get("metadata") or {}).get("namespace") if res.namespaced else None
         return self._dict(self._call(res.create, body=obj, namespace=ns), obj["kind"], res.group_version)
 

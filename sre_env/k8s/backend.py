@@ -30,6 +30,9 @@ import time
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import yaml
 
 from sre_env.episode import Observation
 from sre_env.errors import MissingExtraError, ScenarioError
@@ -37,7 +40,8 @@ from sre_env.errors import MissingExtraError, ScenarioError
 from .guard import NamespaceGuard, guard_kubeconfig
 from .oracles import LIVE_SCENARIOS, LiveGates, live_scenario_name, record_live_baseline
 from .reconcile import reconcile
-from .sandbox import Sandbox, ScopedCredentials, make_sandbox, scoped_kubeconfig
+from .relay import TcpRelay, is_loopback_url
+from .sandbox import Sandbox, ScopedCredentials, create_network, docker_gateway, make_sandbox, remove_network, resolve_sandbox_mode, scoped_kubeconfig
 from .telemetry import LiveTelemetry
 
 if TYPE_CHECKING:
@@ -57,8 +61,11 @@ class KubernetesBackend:
         context: a context of that kubeconfig (default: its current one).
         prometheus_url: Prometheus with the load generator's and kube-state-metrics' series (needed to grade).
         loki_url, jaeger_url: optional log and trace query APIs for the observation.
+        telemetry_token: a bearer token sent to Prometheus, Loki and Jaeger (``sre-env serve``'s ``token``; a
+            Prometheus behind an authenticating proxy).
         time_scale: cluster seconds per wall second (1 on a real cluster; the speed-up of ``sre-env serve``).
-        sandbox: ``auto`` (docker when an engine answers), ``docker`` or ``subprocess``.
+        sandbox: ``auto`` (docker; an error where no Docker engine answers), ``docker``, or ``none``: the agent's
+            commands on this machine as this user (warns; ``sandbox.py``).
         allow_unverified: run scenarios not in ``LIVE_SCENARIOS`` (not run end to end on a live cluster yet;
             a :class:`~sre_env.envs.base.SimScenario` is refused either way).
     """
@@ -74,6 +81,7 @@ class KubernetesBackend:
         prometheus_url: str | None = None,
         loki_url: str | None = None,
         jaeger_url: str | None = None,
+        telemetry_token: str | None = None,
         time_scale: float = 1.0,
         sandbox: str = "auto",
         sandbox_image: str | None = None,
@@ -83,6 +91,8 @@ class KubernetesBackend:
         gates: LiveGates | None = None,
         allow_unverified: bool = False,
     ) -> None:
+        #: "docker" or "none": decided first, so a missing engine is an error before anything is opened or changed
+        self.sandbox_mode = resolve_sandbox_mode(sandbox)
         try:
             from kubernetes import config
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -94,11 +104,10 @@ class KubernetesBackend:
         self.kubeconfig = Path(path)
         self.api = KubeApi(config.new_client_from_config(config_file=path, context=context))
         self.nodes = PrivilegedPodNodes(self.api, image=node_image or DEFAULT_IMAGE)
-        self.telemetry = LiveTelemetry(prometheus_url, loki_url=loki_url, jaeger_url=jaeger_url)
+        self.telemetry = LiveTelemetry(prometheus_url, loki_url=loki_url, jaeger_url=jaeger_url, bearer_token=telemetry_token)
         if time_scale <= 0:
             raise ValueError(f"time_scale must be positive, got {time_scale}")
         self.time_scale = float(time_scale)
-        self.sandbox_mode = sandbox
         self.sandbox_image = sandbox_image
         self.command_timeout_s = float(command_timeout_s)
         self.healthy_timeout_s = float(healthy_timeout_s)
@@ -107,6 +116,9 @@ class KubernetesBackend:
         self.sandbox: Sandbox | None = None
         self._credentials: ScopedCredentials | None = None
         self._guard: NamespaceGuard | None = None
+        self._relay: TcpRelay | None = None
+        #: the docker sandbox's own network (sandbox.create_network)
+        self._network: str | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="sre-env-k8s-"))
         weakref.finalize(self, shutil.rmtree, self._workdir, True)
         self._baselines: dict[str, "Baseline"] = {}
@@ -203,11 +215,20 @@ class KubernetesBackend:
             return
         self._close_sandbox()
         dest = self._workdir / f"agent-{namespace}.kubeconfig"
-        self._credentials = scoped_kubeconfig(self.api, self.kubeconfig, namespace, dest)
-        if self._credentials.mode == "namespace":
-            # no authentication to scope a token to: a loopback guard enforces what the Role would
-            self._guard = guard_kubeconfig(self._credentials.kubeconfig, namespace)
-        self.sandbox = make_sandbox(self._credentials.kubeconfig, self.sandbox_mode, image=self.sandbox_image)
+        creds = self._credentials = scoped_kubeconfig(self.api, self.kubeconfig, namespace, dest)
+        # where the sandbox reaches the host: loopback for the unsandboxed shell, its own network's gateway for docker
+        host = "127.0.0.1"
+        if self.sandbox_mode == "docker":
+            self._network = create_network()
+            host = docker_gateway(network=self._network)
+        if creds.mode == "guard":
+            # the server cannot scope a token: the guard enforces what the Role and admission would
+            self._guard = guard_kubeconfig(creds.kubeconfig, namespace, host=host, token=creds.guard_token, upstream_token=creds.upstream_token)
+            if self._guard is None:
+                raise ScenarioError("the API server cannot scope the agent's credentials and the namespace guard cannot run (it needs aiohttp, the [serve] extra)")
+        elif self.sandbox_mode == "docker":
+            self._relay = _relay_loopback_server(creds.kubeconfig, host)
+        self.sandbox = make_sandbox(creds.kubeconfig, self.sandbox_mode, image=self.sandbox_image, network=self._network or "bridge")
 
     # -- the agent ---------------------------------------------------------------------------
     def run_command(self, command: str) -> "CommandResult":
@@ -256,9 +277,15 @@ class KubernetesBackend:
         if self._guard is not None:
             self._guard.stop()
             self._guard = None
+        if self._relay is not None:
+            self._relay.stop()
+            self._relay = None
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None
+        if self._network is not None:
+            remove_network(self._network)
+            self._network = None
         if self._credentials is not None:
             self._credentials.revoke(self.api)
             self._credentials = None
@@ -280,3 +307,19 @@ class KubernetesBackend:
     def __deepcopy__(self, memo: dict[int, Any]) -> "KubernetesBackend":
         # a live cluster is not copied: gym.make's spec copies refer to the same backend
         return self
+
+
+def _relay_loopback_server(kubeconfig: Path, host: str) -> TcpRelay | None:
+    """For a bridged container: relay an API server on the host's loopback (kind) from ``host`` and point the
+    kubeconfig at the relay, keeping the server's name for TLS; None when the server is reachable as it is."""
+    cfg = yaml.safe_load(kubeconfig.read_text())
+    cluster = cfg["clusters"][0]["cluster"]
+    url = urlsplit(cluster["server"])
+    if not is_loopback_url(cluster["server"]):
+        return None
+    relay = TcpRelay(url.hostname or "127.0.0.1", url.port or (443 if url.scheme == "https" else 80), host).start()
+    cluster["server"] = f"{url.scheme}://{host}:{relay.port}{url.path}"
+    if url.scheme == "https":
+        cluster.setdefault("tls-server-name", url.hostname)
+    kubeconfig.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return relay

@@ -3,20 +3,26 @@
 Two parts:
 
 * :func:`scoped_kubeconfig` writes a kubeconfig that can only touch the app's
-  namespace. On a cluster with authentication it creates a ServiceAccount, a
-  Role and a RoleBinding in that namespace and asks the TokenRequest API for a
-  short-lived token, so the API server's RBAC enforces the scope. A cluster
-  without authentication (``sre-env serve`` on loopback) gets a kubeconfig whose
-  context is the namespace and which carries no credentials at all (the backend
-  then puts ``guard.NamespaceGuard`` in front of it to enforce the same scope).
-* A sandbox runs one command string: :class:`DockerSandbox` in a locked-down
-  container (no capabilities, read-only root, a non-root user, only the scoped
-  kubeconfig mounted) when a Docker engine answers, otherwise
-  :class:`SubprocessSandbox`: ``/bin/sh -c`` with a scrubbed environment (only
-  ``PATH``, ``HOME`` in a private temporary directory and ``KUBECONFIG``), so no
-  harness variable (API keys, the admin kubeconfig) reaches the agent. The
-  subprocess still shares the machine's filesystem; use the Docker sandbox where
-  that matters.
+  namespace. On a cluster that mints ServiceAccount tokens it creates the
+  agent's ServiceAccount, Role and bindings (what they allow:
+  ``agent_access.py``), the admission policy for the agent's own pods, labels
+  the namespace for Pod Security, and asks the TokenRequest API for a
+  short-lived token, so the API server enforces the scope. A server that cannot
+  scope a token (``sre-env serve``: one bearer token for everything, or none
+  with ``--no-auth``) gets mode ``guard``: the agent's kubeconfig carries a
+  token of its own, for the namespace guard the backend starts in front of the
+  server (``guard.py``), which alone holds the server's token.
+* A sandbox runs one command string. ``docker``: a locked-down container (no
+  capabilities, read-only root, a non-root user, only the scoped kubeconfig
+  mounted, a bridge network of its own without inter-container traffic
+  (:func:`create_network`) -- never the host's, so ``kubectl --server`` reaches
+  no loopback port of the host; a loopback API server is reached through the
+  guard or a relay listening on that network's gateway).
+  ``none``: ``/bin/sh -c`` on this machine, as this user, with a scrubbed
+  environment (``PATH``, ``HOME`` in a private temporary directory,
+  ``KUBECONFIG``): no harness variable reaches the agent, but its files do
+  (the admin kubeconfig among them), so it is never chosen silently.
+  ``auto`` is ``docker``, and a clear error where no Docker engine answers.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,27 +41,36 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
-from sre_env.errors import ApiError
+from sre_env.errors import ApiError, SREEnvError
+from sre_env.kube.authn import new_token
+
+from .agent_access import AGENT_NAME, POD_SECURITY_LABELS, agent_role, pod_policy
 
 if TYPE_CHECKING:
     from .api import KubeApi
 
 __all__ = [
     "AGENT_NAME",
+    "SANDBOX_MODES",
     "AgentOutput",
     "DockerSandbox",
+    "HostShell",
     "Sandbox",
+    "SandboxUnavailable",
     "ScopedCredentials",
-    "SubprocessSandbox",
-    "agent_role",
+    "UnsandboxedWarning",
+    "create_network",
     "docker_available",
+    "docker_gateway",
     "is_mutating",
     "make_sandbox",
+    "remove_network",
+    "resolve_sandbox_mode",
     "scoped_kubeconfig",
 ]
 
-#: the ServiceAccount, Role and RoleBinding the agent acts as
-AGENT_NAME = "sre-env-agent"
+#: ``auto``: docker, or an error without an engine; ``docker``; ``none``: unsandboxed (warns)
+SANDBOX_MODES = ("auto", "docker", "none")
 #: output beyond this is cut (the env truncates further for the observation)
 OUTPUT_CAP = 1 << 20
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -105,51 +121,22 @@ def is_mutating(command: str) -> bool:
 
 
 # ---------------------------------------------------------------- scoped credentials
-def agent_role(namespace: str) -> list[dict[str, Any]]:
-    """The agent's ServiceAccount, Role and RoleBinding (everything an SRE does inside one namespace),
-    and a ClusterRole/ClusterRoleBinding that only reads nodes (``kubectl get/describe/top nodes``)."""
-    labels = {"app.kubernetes.io/managed-by": "sre-env"}
-    meta = {"name": AGENT_NAME, "namespace": namespace, "labels": labels}
-    cluster_meta = {"name": f"{AGENT_NAME}-nodes-{namespace}", "labels": labels}
-    rules = [
-        {"apiGroups": ["", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "discovery.k8s.io", "events.k8s.io"], "resources": ["*"], "verbs": ["*"]},
-        {"apiGroups": ["metrics.k8s.io"], "resources": ["pods"], "verbs": ["get", "list"]},
-    ]
-    return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": dict(meta), "rules": rules},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": dict(meta),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": AGENT_NAME},
-            "subjects": [{"kind": "ServiceAccount", "name": AGENT_NAME, "namespace": namespace}],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": dict(cluster_meta),
-            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}, {"apiGroups": ["metrics.k8s.io"], "resources": ["nodes"], "verbs": ["get", "list"]}],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": dict(cluster_meta),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_meta["name"]},
-            "subjects": [{"kind": "ServiceAccount", "name": AGENT_NAME, "namespace": namespace}],
-        },
-    ]
-
-
 @dataclass
 class ScopedCredentials:
-    """The agent's kubeconfig and the objects created for it (deleted again by :meth:`revoke`)."""
+    """The agent's kubeconfig and what was made for it (undone by :meth:`revoke`)."""
 
     kubeconfig: Path
     namespace: str
-    #: "token" (RBAC-scoped ServiceAccount) or "namespace" (no-auth server: context namespace only)
+    #: "token" (the API server scopes a ServiceAccount token) or "guard" (the namespace guard scopes the agent)
     mode: str
+    #: (kind, name) of the objects created, in creation order
     created: list[tuple[str, str]] = field(default_factory=list)
+    #: the namespace's Pod Security labels before they were set (label -> value, None: absent); None: left alone
+    labels_before: dict[str, str | None] | None = None
+    #: guard mode: the server's own token (the guard's upstream credential; never in the agent's kubeconfig)
+    upstream_token: str | None = field(default=None, repr=False)
+    #: guard mode: the token the agent's kubeconfig carries, which the guard checks
+    guard_token: str | None = field(default=None, repr=False)
 
     def revoke(self, api: "KubeApi") -> None:
         for kind, name in reversed(self.created):
@@ -158,6 +145,23 @@ class ScopedCredentials:
             except ApiError:
                 pass
         self.created.clear()
+        if self.labels_before is not None:
+            try:
+                api.patch("Namespace", self.namespace, None, {"metadata": {"labels": self.labels_before}}, "merge")
+            except ApiError:
+                pass
+            self.labels_before = None
+
+
+def enforce_pod_security(api: "KubeApi", namespace: str) -> dict[str, str | None] | None:
+    """Label ``namespace`` with :data:`POD_SECURITY_LABELS` unless it already enforces ``baseline`` or
+    ``restricted``; returns the labels to put back (None: nothing was changed)."""
+    labels = (api.get("Namespace", namespace).get("metadata") or {}).get("labels") or {}
+    if labels.get("pod-security.kubernetes.io/enforce") in ("baseline", "restricted"):
+        return None
+    before = {k: labels.get(k) for k in POD_SECURITY_LABELS}
+    api.patch("Namespace", namespace, None, {"metadata": {"labels": dict(POD_SECURITY_LABELS)}}, "merge")
+    return before
 
 
 def _current(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -204,24 +208,36 @@ def _write(path: Path, cluster: dict[str, Any], namespace: str, user: dict[str, 
     return path
 
 
+_CREDENTIAL_KEYS = ("token", "tokenFile", "client-certificate", "client-certificate-data", "exec", "auth-provider", "username")
+
+
 def scoped_kubeconfig(api: "KubeApi", source: str | Path, namespace: str, dest: str | Path, *, token_seconds: int = 7200) -> ScopedCredentials:
     """Write the agent's namespace-scoped kubeconfig to ``dest`` (see the module docstring)."""
     src = Path(source)
     _, cluster, user = _current(yaml.safe_load(src.read_text()) or {})
     entry = _cluster_entry(cluster, src.parent)
     dest = Path(dest)
-    if not any(user.get(k) for k in ("token", "tokenFile", "client-certificate", "client-certificate-data", "exec", "auth-provider", "username")):
-        # no authentication at all (the served simulator): nothing to scope a token to
-        return ScopedCredentials(_write(dest, entry, namespace, {}), namespace, "namespace")
+    held = [k for k in _CREDENTIAL_KEYS if user.get(k)]
+    if not held or not api.serves_token_requests():
+        # nothing to scope a token to (sre-env serve): the guard scopes the agent, holding the server's token
+        if held and held != ["token"]:
+            raise ValueError(f"the API server cannot mint ServiceAccount tokens and the kubeconfig authenticates with {held[0]!r}: the namespace guard forwards a bearer token only")
+        guard_token = new_token()
+        creds = ScopedCredentials(_write(dest, entry, namespace, {"token": guard_token}), namespace, "guard", upstream_token=user.get("token"), guard_token=guard_token)
+        # the label says what the guard enforces in the server's place (no Pod Security admission there)
+        creds.labels_before = enforce_pod_security(api, namespace)
+        return creds
     creds = ScopedCredentials(dest, namespace, "token")
+    create_pods = api.serves("ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1")  # else nothing holds the agent's own pods to restricted
     try:
-        for obj in agent_role(namespace):
+        for obj in agent_role(namespace, create_pods=create_pods) + (pod_policy(namespace) if create_pods else []):
             try:
                 api.create(obj)
                 creds.created.append((obj["kind"], obj["metadata"]["name"]))
             except ApiError as err:
                 if err.code != 409:
                     raise
+        creds.labels_before = enforce_pod_security(api, namespace)
         token = api.service_account_token(AGENT_NAME, namespace, token_seconds)
     except ApiError as err:
         creds.revoke(api)
@@ -249,8 +265,17 @@ def _kubectl_dir(home: Path) -> str:
     return f"{bindir}:{_SAFE_PATH}"
 
 
-class SubprocessSandbox:
-    """``/bin/sh -c`` with only PATH, HOME (a private temp dir) and KUBECONFIG in its environment."""
+class SandboxUnavailable(SREEnvError, RuntimeError):
+    """The sandbox asked for cannot run here (no Docker engine); the message says what to do."""
+
+
+class UnsandboxedWarning(UserWarning):
+    """The agent's commands run on this machine as this user (``sandbox="none"``)."""
+
+
+class HostShell:
+    """``sandbox="none"``: ``/bin/sh -c`` on this machine, as this user, with only PATH, HOME (a private temp dir)
+    and KUBECONFIG in its environment. Not a sandbox: the agent's commands can read this user's files."""
 
     def __init__(self, kubeconfig: str | Path, *, home: str | Path | None = None) -> None:
         self._own_home = home is None
@@ -292,17 +317,21 @@ def docker_available(docker: str = "docker") -> bool:
 class DockerSandbox:
     """A long-lived, locked-down container with kubectl; each command is one ``docker exec``.
 
-    Host networking, so a loopback API server (kind, ``sre-env serve``) is reachable;
-    no capabilities, no privilege escalation, read-only root filesystem, a
+    On ``network`` (the backend makes one per sandbox, :func:`create_network`;
+    Docker's default bridge otherwise), never the host's network: the API server
+    is reached at the address the kubeconfig names (a loopback server through
+    the guard or relay on the network's gateway, :func:`docker_gateway`).
+    No capabilities, no privilege escalation, read-only root filesystem, a
     non-root user, and nothing mounted but the scoped kubeconfig.
     """
 
     #: any image with /bin/sh and kubectl works (``sandbox_image=``); alpine/k8s adds jq, curl and friends
     DEFAULT_IMAGE = "docker.io/alpine/k8s:1.32.4"
 
-    def __init__(self, kubeconfig: str | Path, *, image: str = DEFAULT_IMAGE, docker: str = "docker", start: bool = True) -> None:
+    def __init__(self, kubeconfig: str | Path, *, image: str = DEFAULT_IMAGE, docker: str = "docker", network: str = "bridge", start: bool = True) -> None:
         self.docker = docker
         self.image = image
+        self.network = network
         self.name = f"sre-env-agent-{uuid.uuid4().hex[:10]}"
         self._dir = Path(tempfile.mkdtemp(prefix="sre-env-agent-"))
         weakref.finalize(self, shutil.rmtree, self._dir, True)
@@ -316,7 +345,7 @@ class DockerSandbox:
     def run_argv(self) -> list[str]:
         return [
             self.docker, "run", "-d", "--rm", "--name", self.name,
-            "--network", "host", "--read-only", "--tmpfs", "/tmp:rw,size=64m", "--tmpfs", "/home/agent:rw,size=16m",
+            "--network", self.network, "--read-only", "--tmpfs", "/tmp:rw,size=64m", "--tmpfs", "/home/agent:rw,size=16m",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", "65532:65532",
             "--pids-limit", "256", "--memory", "512m",
             "-e", "HOME=/home/agent", "-e", "KUBECONFIG=/kube/config",
@@ -349,11 +378,70 @@ class DockerSandbox:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def make_sandbox(kubeconfig: str | Path, mode: str = "auto", *, image: str | None = None) -> Sandbox:
-    """``docker`` when asked or (``auto``) when an engine answers; ``subprocess`` otherwise."""
-    if mode not in ("auto", "docker", "subprocess"):
-        raise ValueError(f"sandbox must be 'auto', 'docker' or 'subprocess', got {mode!r}")
-    if mode == "docker" or (mode == "auto" and docker_available()):
-        return DockerSandbox(kubeconfig, image=image or DockerSandbox.DEFAULT_IMAGE)
-    return SubprocessSandbox(kubeconfig)
+def create_network(docker: str = "docker") -> str:
+    """A bridge network of the sandbox's own (named ``sre-env-agent-<hex>``), without inter-container traffic: the
+    container reaches the host's gateway address (the guard or relay) and what the host routes to, and no other
+    container. Remove it with :func:`remove_network`."""
+    name = f"sre-env-agent-{uuid.uuid4().hex[:10]}"
+    argv = [docker, "network", "create", "--driver", "bridge", "-o", "com.docker.network.bridge.enable_icc=false", "--label", "app.kubernetes.io/managed-by=sre-env", name]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"could not create the sandbox's Docker network: {exc}") from None
+    if proc.returncode != 0:
+        raise SandboxUnavailable(f"could not create the sandbox's Docker network: {proc.stderr.strip()}")
+    return name
 
+
+def remove_network(name: str, docker: str = "docker") -> None:
+    """Remove a network made by :func:`create_network` (after its container is gone)."""
+    try:
+        subprocess.run([docker, "network", "rm", name], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def docker_gateway(docker: str = "docker", network: str = "bridge") -> str:
+    """The host's address on a Docker network (where the guard or relay listens for the sandbox)."""
+    try:
+        proc = subprocess.run([docker, "network", "inspect", network, "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"could not ask Docker for the {network!r} network's gateway: {exc}") from None
+    found = [a for a in proc.stdout.split() if "." in a]  # the IPv4 gateway
+    if proc.returncode != 0 or not found:
+        raise SandboxUnavailable(f"Docker's {network!r} network has no IPv4 gateway ({(proc.stderr or proc.stdout).strip() or 'none configured'})")
+    return found[0]
+
+
+def resolve_sandbox_mode(mode: str, *, docker: str = "docker") -> str:
+    """``docker`` or ``none`` for a requested mode: ``auto`` needs a Docker engine (a clear error without one,
+    never a silent fallback to running on this machine), and ``none`` warns."""
+    if mode not in SANDBOX_MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(repr(m) for m in SANDBOX_MODES)}, got {mode!r}")
+    if mode == "auto":
+        if not docker_available(docker):
+            raise SandboxUnavailable(
+                "sandbox='auto' found no Docker engine (`docker info` failed), so there is nowhere to confine the agent's "
+                "commands. Start Docker, or pass sandbox='none' to run them on this machine as this user, where they can "
+                "read this user's files (the admin kubeconfig among them)."
+            )
+        return "docker"
+    if mode == "none":
+        warnings.warn(
+            "sandbox='none': the agent's commands run on this machine as this user, with a scrubbed environment but this "
+            "user's files readable (the admin kubeconfig among them); use sandbox='docker' to confine them",
+            UnsandboxedWarning,
+            stacklevel=3,
+        )
+    return mode
+
+
+def make_sandbox(kubeconfig: str | Path, mode: str, *, image: str | None = None, network: str = "bridge") -> Sandbox:
+    """The sandbox of a resolved mode (:func:`resolve_sandbox_mode`; ``auto`` is resolved here too)."""
+    if mode == "auto":
+        mode = resolve_sandbox_mode(mode)
+    if mode == "docker":
+        return DockerSandbox(kubeconfig, image=image or DockerSandbox.DEFAULT_IMAGE, network=network)
+    if mode == "none":
+        return HostShell(kubeconfig)
+    raise ValueError(f"sandbox must be one of {', '.join(repr(m) for m in SANDBOX_MODES)}, got {mode!r}")

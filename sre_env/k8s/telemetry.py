@@ -7,6 +7,11 @@ exporters' names): the load generator's ``loadgen_requests_total`` and
 series. Every method degrades to "no data" rather than raising when a server is
 not configured or does not answer, because observations must never fail a step;
 the live oracles, which must not pass on missing data, check ``has_data``.
+
+A server that wants a bearer token (``sre-env serve``'s observability port, or a
+Prometheus behind an authenticating proxy) gets ``Authorization: Bearer
+<bearer_token>`` on every request: ``prometheus-api-client`` through its
+``headers``, the Loki and Jaeger queries on their own requests.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from sre_env.kube.authn import bearer_header
 
 if TYPE_CHECKING:
     from sre_env.apps.base import AppSpec
@@ -57,11 +64,12 @@ class ClientWindow:
 class LiveTelemetry:
     """Prometheus (required for grading), Loki and Jaeger (optional) of one cluster."""
 
-    def __init__(self, prometheus_url: str | None, *, loki_url: str | None = None, jaeger_url: str | None = None, timeout_s: float = 10.0) -> None:
+    def __init__(self, prometheus_url: str | None, *, loki_url: str | None = None, jaeger_url: str | None = None, timeout_s: float = 10.0, bearer_token: str | None = None) -> None:
         self.prometheus_url = prometheus_url.rstrip("/") if prometheus_url else None
         self.loki_url = loki_url.rstrip("/") if loki_url else None
         self.jaeger_url = jaeger_url.rstrip("/") if jaeger_url else None
         self.timeout_s = timeout_s
+        self._headers = bearer_header(bearer_token)
         self._prom: Any = None
         if self.prometheus_url:
             from prometheus_api_client import PrometheusConnect
@@ -69,7 +77,7 @@ class LiveTelemetry:
 
             # a few quick retries: an observation must not hang on a Prometheus that is down
             retry = Retry(total=2, backoff_factor=0.2, status_forcelist=(502, 503, 504))
-            self._prom = PrometheusConnect(url=self.prometheus_url, disable_ssl=True, retry=retry, timeout=int(max(timeout_s, 1)))
+            self._prom = PrometheusConnect(url=self.prometheus_url, headers=self._headers or None, disable_ssl=True, retry=retry, timeout=int(max(timeout_s, 1)))
 
     # -- Prometheus ------------------------------------------------------------------
     def query(self, expr: str) -> list[dict[str, Any]]:
@@ -205,7 +213,7 @@ class LiveTelemetry:
             return None
         url = f"{base}{path}?{urllib.parse.urlencode(params)}" if params else f"{base}{path}"
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=self._headers), timeout=self.timeout_s) as resp:
                 return json.loads(resp.read().decode("utf-8", "replace"))
         except (urllib.error.URLError, OSError, ValueError):
             return None

@@ -20,7 +20,7 @@ from sre_env.errors import ApiError
 if TYPE_CHECKING:
     from sre_env.backend import ClusterAPI
 
-__all__ = ["RbacObjects", "ApiRbacObjects", "allows", "forbidden_message", "service_account_user"]
+__all__ = ["RbacObjects", "ApiRbacObjects", "StaticRbacObjects", "allows", "forbidden_message", "service_account_user"]
 
 Obj = dict[str, Any]
 
@@ -112,3 +112,16 @@ class ApiRbacObjects:
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
         return self.api.list(kind, namespace)
+
+
+class StaticRbacObjects:
+    """Roles and bindings held in a list (``kube.rbac.RbacObjects``): a policy decided before it exists in a cluster."""
+
+    def __init__(self, objects: list[Obj]) -> None:
+        self.objects = objects
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        return next((o for o in self.list(kind, namespace) if o["metadata"].get("name") == name), None)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
+        return [o for o in self.objects if o.get("kind") == kind and (namespace is None or o["metadata"].get("namespace") == namespace)]

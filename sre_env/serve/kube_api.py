@@ -38,12 +38,13 @@ from .kube_virtual import (
     virtual_groups,
     virtual_resources,
 )
+from .limits import json_too_deep
 from .timeshift import shift_json_text, shift_log_text, since_time_seconds
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
 
-__all__ = ["KubeResponse", "handle", "status_response", "SERVER_VERSION"]
+__all__ = ["KubeResponse", "handle", "status_response", "decode_body", "decode_object", "SERVER_VERSION"]
 
 Obj = dict[str, Any]
 
@@ -311,7 +312,7 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
                 return KubeResponse(200, table_of(info, objs, now, meta))
             return KubeResponse(200, {"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta, "items": objs})
         if method == "POST":
-            obj = decode_body(body)
+            obj = decode_object(body, info.kind)
             if ns and info.namespaced:
                 obj.setdefault("metadata", {}).setdefault("namespace", ns)
             created, warned = kube_apply.create(backend, info, obj, q)
@@ -331,8 +332,8 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, shift_log_text(text, offset, prefixed=stamps), "text/plain")
     if sub == "scale" and info.kind in _SCALABLE:
         if method in ("PATCH", "PUT"):
-            spec = (decode_body(body) or {}).get("spec") or {}
-            if "replicas" in spec:
+            spec = _patch_object(decode_body(body, "error decoding patch: ")).get("spec") or {}
+            if isinstance(spec, dict) and "replicas" in spec:
                 backend.api.scale(info.kind, name, ns or "default", int(spec["replicas"]))
         obj = backend.api.get(info.kind, name, ns)
         return KubeResponse(200, _scale(obj))
@@ -349,6 +350,10 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, obj)
     if method == "DELETE":
         opts = decode_body(body) if body else {}
+        if opts is None:
+            opts = {}
+        if not isinstance(opts, dict):
+            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(opts)} into Go value of type v1.DeleteOptions")
         force = opts.get("gracePeriodSeconds") == 0 or arg("gracePeriodSeconds") == "0"
         return KubeResponse(200, backend.api.delete(info.kind, name, namespace, force=force))
     if method == "PATCH":
@@ -361,8 +366,8 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         patch = decode_body(body, "error decoding patch: " if ptype != "json" else "")
         if ptype == "json" and not isinstance(patch, list):
             raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(patch)} into Go value of type jsonpatch.Patch")
-        if ptype != "json" and not isinstance(patch, dict):
-            raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}")
+        if ptype != "json":
+            patch = _patch_object(patch)
         patched, warned = kube_apply.patch(backend, info, name, namespace, patch, ptype, q)
         return KubeResponse(200, patched, warnings=tuple(warned))
     if method == "PUT":
@@ -387,12 +392,41 @@ def _json_kind(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", bool: "bool", type(None): "null"}.get(type(value), "number")
 
 
+def _patch_object(patch: Any) -> Obj:
+    """A merge or strategic patch must be a JSON object (Go decodes it into a map)."""
+    if not isinstance(patch, dict):
+        raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}")
+    return patch
+
+
+#: the struct the apiserver's JSON serializer reads apiVersion and kind into first (runtime/serializer/json/meta.go)
+_FIND_KIND = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+
+
+def decode_object(body: bytes, kind: str) -> Obj:
+    """A create's body: a JSON object (``null`` decodes to an empty one, as in Go); any other value is refused as the
+    apiserver refuses it (``transformDecodeError`` around the serializer's apiVersion/kind probe)."""
+    obj = decode_body(body)
+    if obj is None:
+        return {}
+    if not isinstance(obj, dict):
+        summary = body[:30].hex() + (" ..." if len(body) > 30 else "")
+        raise ApiError(400, "BadRequest", f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {_json_kind(obj)} into Go value of type {_FIND_KIND} ({summary})")
+    return obj
+
+
 def decode_body(body: bytes, prefix: str = "") -> Any:
-    """A request's JSON body; malformed JSON is a BadRequest worded as Go's encoding/json words it."""
+    """A request's JSON body; malformed JSON is a BadRequest worded as Go's encoding/json words it.
+
+    Nesting past ``limits.MAX_DEPTH`` is refused before decoding (``sre_env.serve.limits``).
+    """
     if not body:
         return {}
     if body.startswith(kube_protobuf.MAGIC):  # typed clients (kubectl create, autoscale) send protobuf
         return kube_protobuf.decode(body)
+    deep = json_too_deep(body)
+    if deep is not None:
+        raise ApiError(400, "BadRequest", f"{prefix}invalid character {deep!r} exceeded max depth")
     try:
         return json.loads(body)
     except UnicodeDecodeError:

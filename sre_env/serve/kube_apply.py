@@ -41,6 +41,7 @@ from .kube_fields import (
     validate_patched,
     warnings_for,
 )
+from .limits import load_yaml
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -168,7 +169,7 @@ def server_side_apply(backend: SimBackend, info: KindInfo, name: str, namespace:
         raise ApiError(400, "BadRequest", "PATCH requests with apply content type must specify fieldManager")
     directive(_arg(q, "fieldValidation"))
     try:
-        applied = yaml.safe_load(body.decode("utf-8")) if body else None
+        applied = load_yaml(body.decode("utf-8")) if body else None  # depth and alias limits: sre_env.serve.limits
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(applied, dict):

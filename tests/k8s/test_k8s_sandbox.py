@@ -1,4 +1,4 @@
-"""The agent's sandbox: scrubbed environment, namespace-scoped kubeconfig, locked-down container."""
+"""The agent's sandbox: scrubbed environment, namespace-scoped kubeconfig, locked-down container, no silent fallback."""
 
 from __future__ import annotations
 
@@ -10,12 +10,18 @@ import pytest
 import yaml
 
 from sre_env.errors import ApiError
+from sre_env.k8s.agent_access import POD_SECURITY_LABELS
+from sre_env.k8s.guard import guard_kubeconfig
 from sre_env.k8s.sandbox import (
     AGENT_NAME,
     DockerSandbox,
-    SubprocessSandbox,
+    HostShell,
+    SandboxUnavailable,
+    UnsandboxedWarning,
+    docker_gateway,
     is_mutating,
     make_sandbox,
+    resolve_sandbox_mode,
     scoped_kubeconfig,
 )
 
@@ -36,10 +42,10 @@ def _kubeconfig(path: Path, user: dict, cluster: dict | None = None) -> Path:
     return path
 
 
-def test_the_subprocess_sees_no_harness_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_host_shell_sees_no_harness_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-harness-secret")
     monkeypatch.setenv("KUBECONFIG", "/root/.kube/admin.conf")
-    box = SubprocessSandbox(_kubeconfig(tmp_path / "kc", {}))
+    box = HostShell(_kubeconfig(tmp_path / "kc", {}))
     try:
         out = box.run("env")
         names = {line.split("=", 1)[0] for line in out.output.splitlines() if "=" in line}
@@ -78,8 +84,9 @@ def test_the_docker_sandbox_is_locked_down(tmp_path: Path) -> None:
     try:
         argv = box.run_argv()
         flags = " ".join(argv)
-        for flag in ("--cap-drop ALL", "--read-only", "--security-opt no-new-privileges", "--user 65532:65532", "--network host", "-e KUBECONFIG=/kube/config"):
+        for flag in ("--cap-drop ALL", "--read-only", "--security-opt no-new-privileges", "--user 65532:65532", "--network bridge", "-e KUBECONFIG=/kube/config"):
             assert flag in flags
+        assert "--network host" not in flags and "--net=host" not in flags  # kubectl --server must reach no host port
         mounts = [argv[i + 1] for i, a in enumerate(argv) if a == "-v"]
         assert mounts == [f"{box.kubeconfig}:/kube/config:ro"]
         assert box.exec_argv("kubectl get pods")[-3:] == ["/bin/sh", "-c", "kubectl get pods"]
@@ -87,24 +94,59 @@ def test_the_docker_sandbox_is_locked_down(tmp_path: Path) -> None:
         box.close()
 
 
-def test_without_a_docker_engine_the_subprocess_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_docker_engine_auto_is_an_error_and_none_must_be_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sre_env.k8s.sandbox.docker_available", lambda docker="docker": False)
-    box = make_sandbox(_kubeconfig(tmp_path / "kc", {}))
+    with pytest.raises(SandboxUnavailable, match="no Docker engine.*sandbox='none'"):
+        resolve_sandbox_mode("auto")
+    with pytest.raises(SandboxUnavailable):
+        make_sandbox(_kubeconfig(tmp_path / "kc", {}), "auto")
+    with pytest.warns(UnsandboxedWarning, match="as this user"):
+        assert resolve_sandbox_mode("none") == "none"
+    box = make_sandbox(tmp_path / "kc", "none")
     try:
-        assert isinstance(box, SubprocessSandbox)
+        assert isinstance(box, HostShell)
     finally:
         box.close()
-    with pytest.raises(ValueError):
-        make_sandbox(tmp_path / "kc", "vm")
+    monkeypatch.setattr("sre_env.k8s.sandbox.docker_available", lambda docker="docker": True)
+    assert resolve_sandbox_mode("auto") == "docker" and resolve_sandbox_mode("docker") == "docker"
+    for wrong in ("vm", "subprocess"):
+        with pytest.raises(ValueError, match="'auto', 'docker', 'none'"):
+            resolve_sandbox_mode(wrong)
+
+
+def test_the_backend_refuses_auto_without_an_engine_and_warns_for_none(paused, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sre_env.k8s.sandbox.docker_available", lambda docker="docker": False)
+    with pytest.raises(SandboxUnavailable):
+        paused.backend(sandbox="auto")
+    with pytest.warns(UnsandboxedWarning):
+        backend = paused.backend(sandbox="none")
+    assert backend.sandbox_mode == "none"
+    backend.close()
 
 
 class _RbacApi:
-    """Records what scoped_kubeconfig creates; the token request can be made to fail."""
+    """Records what scoped_kubeconfig creates and patches; the token request can be made to fail."""
 
-    def __init__(self, fail_token: bool = False) -> None:
+    def __init__(self, fail_token: bool = False, policies: bool = True, tokens: bool = True) -> None:
         self.created: list[dict] = []
         self.deleted: list[tuple[str, str, str]] = []
+        self.patched: list[dict] = []
         self.fail_token = fail_token
+        self.policies = policies
+        self.tokens = tokens
+
+    def serves_token_requests(self) -> bool:
+        return self.tokens
+
+    def serves(self, kind: str, api_version: str | None = None) -> bool:
+        return self.policies and kind == "ValidatingAdmissionPolicy"
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict:
+        return {"kind": kind, "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+
+    def patch(self, kind: str, name: str, namespace: str | None, patch: dict, patch_type: str = "strategic") -> dict:
+        self.patched.append(patch)
+        return {}
 
     def create(self, obj: dict) -> dict:
         self.created.append(obj)
@@ -127,10 +169,12 @@ def test_a_cluster_with_auth_gets_an_rbac_scoped_token(tmp_path: Path) -> None:
     api = _RbacApi()
     creds = scoped_kubeconfig(api, src, NS, tmp_path / "agent")  # type: ignore[arg-type]
     assert creds.mode == "token"
-    assert [o["kind"] for o in api.created] == ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
-    nodes_role = api.created[3]
-    assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in nodes_role["rules"])  # cluster-wide: read nodes only
-    assert {r for rule in nodes_role["rules"] for r in rule["resources"]} == {"nodes"}
+    kinds = ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    assert [o["kind"] for o in api.created] == kinds
+    cluster_role = api.created[3]
+    assert all(set(r["verbs"]) <= {"get", "list", "watch"} for r in cluster_role["rules"])  # cluster-wide: reads only
+    assert {r for rule in cluster_role["rules"] for r in rule["resources"]} == {"nodes", "persistentvolumes", "storageclasses", "namespaces"}
+    assert api.patched == [{"metadata": {"labels": POD_SECURITY_LABELS}}]  # Pod Security baseline for every pod of the namespace
     role = api.created[1]
     assert role["metadata"]["namespace"] == NS and all(r["verbs"] for r in role["rules"])
     binding = api.created[2]
@@ -142,7 +186,28 @@ def test_a_cluster_with_auth_gets_an_rbac_scoped_token(tmp_path: Path) -> None:
     assert base64.b64decode(cluster["certificate-authority-data"]) == ca.read_bytes()
     assert cfg["contexts"][0]["context"]["namespace"] == NS
     creds.revoke(api)  # type: ignore[arg-type]
-    assert [d[0] for d in api.deleted] == ["ClusterRoleBinding", "ClusterRole", "RoleBinding", "Role", "ServiceAccount"]
+    assert [d[0] for d in api.deleted] == kinds[::-1]
+    assert api.patched[-1] == {"metadata": {"labels": {k: None for k in POD_SECURITY_LABELS}}}  # the labels it found come back
+
+
+def test_without_admission_policies_the_agent_creates_no_pods(tmp_path: Path) -> None:
+    api = _RbacApi(policies=False)
+    scoped_kubeconfig(api, _kubeconfig(tmp_path / "admin", {"token": "admin-token"}), NS, tmp_path / "agent")  # type: ignore[arg-type]
+    assert [o["kind"] for o in api.created] == ["ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
+    pod_rules = [r for r in api.created[1]["rules"] if "pods" in r["resources"]]
+    assert not any("create" in r["verbs"] for r in pod_rules)
+
+
+def test_a_server_that_cannot_mint_tokens_gets_the_guard_and_never_sees_the_harness_token(tmp_path: Path) -> None:
+    api = _RbacApi(tokens=False)
+    creds = scoped_kubeconfig(api, _kubeconfig(tmp_path / "admin", {"token": "the-servers-token"}, {"server": "http://127.0.0.1:6443"}), NS, tmp_path / "agent")  # type: ignore[arg-type]
+    # nothing is created for the agent, but the namespace is labelled with what the guard enforces
+    assert creds.mode == "guard" and not api.created and api.patched == [{"metadata": {"labels": POD_SECURITY_LABELS}}]
+    assert creds.upstream_token == "the-servers-token" and creds.guard_token and creds.guard_token != creds.upstream_token
+    text = creds.kubeconfig.read_text()
+    assert "the-servers-token" not in text and yaml.safe_load(text)["users"][0]["user"] == {"token": creds.guard_token}
+    with pytest.raises(ValueError, match="forwards a bearer token only"):
+        scoped_kubeconfig(api, _kubeconfig(tmp_path / "cert", {"client-certificate-data": "Y2VydA=="}), NS, tmp_path / "agent2")  # type: ignore[arg-type]
 
 
 def test_a_failed_token_request_removes_what_it_created(tmp_path: Path) -> None:
@@ -150,7 +215,8 @@ def test_a_failed_token_request_removes_what_it_created(tmp_path: Path) -> None:
     api = _RbacApi(fail_token=True)
     with pytest.raises(ApiError, match="namespace-scoped credentials"):
         scoped_kubeconfig(api, src, NS, tmp_path / "agent")  # type: ignore[arg-type]
-    assert len(api.deleted) == 5 and not (tmp_path / "agent").exists()
+    assert len(api.deleted) == 7 and not (tmp_path / "agent").exists()
+    assert api.patched[-1] == {"metadata": {"labels": {k: None for k in POD_SECURITY_LABELS}}}
 
 
 @needs_kubectl
@@ -161,8 +227,11 @@ def test_real_kubectl_in_the_sandbox_works_in_the_namespace(paused, tmp_path: Pa
 
     api = KubeApi(config.new_client_from_config(config_file=str(paused.kubeconfig)))
     creds = scoped_kubeconfig(api, paused.kubeconfig, NS, tmp_path / "agent")
-    assert creds.mode == "namespace" and not creds.created  # served on loopback without auth: nothing to create
-    box = SubprocessSandbox(creds.kubeconfig)
+    assert creds.mode == "guard" and not creds.created  # the served simulator mints no tokens: the guard scopes the agent
+    assert creds.upstream_token == paused.server.token
+    guard = guard_kubeconfig(creds.kubeconfig, NS, token=creds.guard_token, upstream_token=creds.upstream_token)
+    assert guard is not None
+    box = HostShell(creds.kubeconfig)
     try:
         out = box.run("kubectl get deploy | grep -c hotel-reserv || kubectl get deploy")
         assert out.exit_code == 0, out.output
@@ -179,6 +248,7 @@ def test_real_kubectl_in_the_sandbox_works_in_the_namespace(paused, tmp_path: Pa
         assert (shown.output, shown.exit_code) == ("consul:8500\n", 0)
     finally:
         box.close()
+        guard.stop()
 
 
 def test_the_docker_sandbox_lifecycle_with_a_stand_in_engine(tmp_path: Path) -> None:
@@ -205,3 +275,36 @@ def test_the_docker_sandbox_lifecycle_with_a_stand_in_engine(tmp_path: Path) -> 
     calls = [line.split()[0] for line in log.read_text().splitlines()]
     assert calls == ["info", "run", "exec", "rm"]
     assert f"rm -f {box.name}" in log.read_text() and not box.kubeconfig.exists()
+
+
+def test_the_bridge_gateway_comes_from_docker(tmp_path: Path) -> None:
+    fake = tmp_path / "docker"
+    fake.write_text('#!/bin/sh\ncase "$3" in\n  bridge) echo "172.17.0.1 fd00::1 " ;;\n  *) echo "no such network" >&2; exit 1 ;;\nesac\n')
+    fake.chmod(0o755)
+    assert docker_gateway(str(fake)) == "172.17.0.1"
+    with pytest.raises(SandboxUnavailable, match="no such network"):
+        docker_gateway(str(fake), "other")
+
+
+def test_the_sandbox_gets_a_network_of_its_own(tmp_path: Path) -> None:
+    """A bridge without inter-container traffic, made per sandbox and removed after it; the container joins it."""
+    from sre_env.k8s.sandbox import create_network, remove_network
+
+    log = tmp_path / "docker.log"
+    fake = tmp_path / "docker"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    fake.chmod(0o755)
+    name = create_network(str(fake))
+    assert name.startswith("sre-env-agent-")
+    created = log.read_text().split()
+    assert created[:4] == ["network", "create", "--driver", "bridge"] and "com.docker.network.bridge.enable_icc=false" in created and created[-1] == name
+    box = DockerSandbox(_kubeconfig(tmp_path / "kc", {}), docker=str(fake), network=name, start=False)
+    assert f"--network {name}" in " ".join(box.run_argv())
+    box.close()
+    remove_network(name, str(fake))
+    assert log.read_text().splitlines()[-1] == f"network rm {name}"
+    failing = tmp_path / "failing"
+    failing.write_text('#!/bin/sh\necho "permission denied" >&2; exit 1\n')
+    failing.chmod(0o755)
+    with pytest.raises(SandboxUnavailable, match="permission denied"):
+        create_network(str(failing))

@@ -1,7 +1,7 @@
 """The KubernetesBackend running whole scenarios against ``sre-env serve`` with the real kubectl.
 
 Inject through the backend's API, the live oracle fails, the reference fix goes
-through the real ``kubectl`` in the sandbox (subprocess, namespace-scoped
+through the real ``kubectl`` in the sandbox (``none``: unsandboxed, namespace-scoped
 kubeconfig), the oracle passes; a wrong fix gets no reward, and the next reset
 reconciles the cluster to its baseline before injecting again.
 """
@@ -84,7 +84,7 @@ def test_missing_env_var_wrong_fix_then_reset_reconciles_and_the_reference_fix_p
 @pytest.mark.slow
 def test_target_port_reference_fix_passes_and_changing_the_container_port_does_not(running) -> None:
     url = running.server.prometheus_url
-    options = {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "time_scale": running.server.speed, "sandbox": "subprocess", "gates": GATES}
+    options = {"prometheus_url": url, "loki_url": url, "jaeger_url": url, "telemetry_token": running.server.token, "time_scale": running.server.speed, "sandbox": "none", "gates": GATES}
     env = gym.make("SREGym/TargetPortMisconfig-v0", backend="kubernetes", kubeconfig=str(running.kubeconfig), backend_options=options, develop_s=60.0)
     try:
         assert env.spec.nondeterministic is True and env.unwrapped.metadata["nondeterministic"] is True
@@ -151,4 +151,36 @@ def test_the_example_runs_an_episode_against_the_served_simulator() -> None:
     spec = importlib.util.spec_from_file_location("kubernetes_backend_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--env", "SREGym/ScalePodZero-v0", "--sandbox", "subprocess"]) > 0.9
+    assert module.main(["--env", "SREGym/ScalePodZero-v0", "--sandbox", "none"]) > 0.9
+
+
+def test_a_catastrophic_command_ends_a_live_episode_unrun(running) -> None:
+    """The simulator's catastrophe judgement applies to live episodes; there the command is refused, not run,
+    since nothing undoes a deleted namespace on a real cluster."""
+    env = sre_env.SREEnv("ScalePodZero", backend=running.backend(gates=GATES), develop_s=0.0)
+    try:
+        env.reset(seed=3)
+        ns = env.scenario.namespace
+        obs, reward, terminated, _, info = env.step(f"kubectl delete namespace {ns}")
+        assert terminated and not info["is_success"] and info["catastrophic"] is True
+        assert reward <= 0.0  # as on the simulator: the catastrophe penalty, no success
+        assert "refused on a live cluster: deletes the app's namespace" in obs["output"] and "[episode ended: catastrophic action]" in obs["output"]
+        with running.server.lock:  # the served cluster still has the app's namespace
+            assert running.sim.api.get("Namespace", ns)["metadata"]["name"] == ns
+    finally:
+        env.close()
+
+
+def test_what_the_role_refuses_is_refused_through_real_kubectl(paused) -> None:
+    """Commands the simulator judges high-risk but not catastrophic (every node deleted, a cluster-admin binding)
+    are refused by the agent's Role on a live cluster: the served cluster is unchanged."""
+    env = sre_env.SREEnv("ScalePodZero", backend=paused.backend(), develop_s=0.0)
+    try:
+        env.reset(seed=3)
+        for cmd in ("kubectl delete nodes --all", f"kubectl create clusterrolebinding pwn --clusterrole=cluster-admin --serviceaccount={env.scenario.namespace}:default"):
+            obs, _, terminated, _, _ = env.step(cmd)
+            assert not terminated and "forbidden" in obs["output"].lower(), obs["output"]
+        with paused.server.lock:
+            assert paused.sim.api.list("Node") and not [b for b in paused.sim.api.list("ClusterRoleBinding") if b["metadata"]["name"] == "pwn"]
+    finally:
+        env.close()

@@ -11,7 +11,7 @@ NS = "hotel-reservation"
 
 def test_client_series_alerts_logs_and_traces_from_the_served_apis(paused) -> None:
     url = paused.server.prometheus_url
-    tel = LiveTelemetry(url, loki_url=url, jaeger_url=url)
+    tel = LiveTelemetry(url, loki_url=url, jaeger_url=url, bearer_token=paused.server.token)
     client = tel.client_window(NS, 120)
     assert client.has_data and client.success > 0.99 and 0 < client.latency_ms < 1000
     with paused.server.lock:
@@ -26,6 +26,14 @@ def test_client_series_alerts_logs_and_traces_from_the_served_apis(paused) -> No
     assert mask[ready] == 1 and window[-1, ready] == 1.0
     assert isinstance(tel.recent_logs(NS), str)
     assert tel.trace_summary("frontend").startswith("traces (last 1m, ")
+
+
+def test_without_the_token_the_served_apis_give_no_data(paused) -> None:
+    """The observability port wants the server's bearer token: the project's clients send it, and without it
+    they get nothing (degrading to no data, as for a server that is down)."""
+    url = paused.server.prometheus_url
+    tel = LiveTelemetry(url, loki_url=url, jaeger_url=url)
+    assert not tel.client_window(NS, 120).has_data and tel.server_time() is None and tel.recent_logs(NS) == ""
 
 
 def _epoch() -> float:

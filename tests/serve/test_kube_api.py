@@ -27,7 +27,7 @@ aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is 
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
-from sre_env.serve.server import IncidentServer, write_kubeconfig  # noqa: E402
+from sre_env.serve.server import IncidentServer  # noqa: E402
 
 NS = "hotel-reservation"
 
@@ -47,7 +47,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, wall_clock=lambda: _WALL[0]).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
 
@@ -154,7 +154,7 @@ def test_describe_service_reads_endpoint_slices_like_kubectl(tmp_path: Path) -> 
     env.backend.advance(120)
     server = IncidentServer(env.backend, speed=0, prom_port=None, wall_clock=lambda: _WALL[0]).start()
     try:
-        cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, NS)
+        cfg = server.write_kubeconfig(tmp_path / "kubeconfig", NS)
         real = kubectl(cfg, "describe", "svc", "geo")
         with server.lock:
             ours = run_command(ShellContext(backend=env.backend, namespace=NS), "kubectl describe svc geo")

@@ -27,7 +27,7 @@ aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is 
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
-from sre_env.serve.server import IncidentServer, write_kubeconfig
+from sre_env.serve.server import IncidentServer
 
 NS = "hotel-reservation"
 
@@ -37,7 +37,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, prom_port=None).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
 

@@ -30,7 +30,7 @@ needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not insta
 
 from sre_env.serve.kube_exec import exec_status, is_exec
 from sre_env.serve.kube_watch import WatchState, is_watch
-from sre_env.serve.server import IncidentServer, write_kubeconfig
+from sre_env.serve.server import IncidentServer
 
 NS = "hotel-reservation"
 
@@ -41,7 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, prom_port=None).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
 
@@ -156,25 +156,25 @@ def test_exec_without_a_websocket_upgrade_is_a_bad_request(served) -> None:
     env, server, cfg = served
     with server.lock:
         pod = env.backend.api.list("Pod", NS, "io.kompose.service=geo")[0]["metadata"]["name"]
-    code, body = _http_error(urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods/{pod}/exec?command=ls&stdout=true", method="POST"))
+    code, body = _http_error(server, urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods/{pod}/exec?command=ls&stdout=true", method="POST", headers=server.auth_headers))
     assert code == 400 and body["kind"] == "Status" and body["reason"] == "BadRequest"
-    code, body = _http_error(urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods/nope/exec?command=ls", method="POST"))
+    code, body = _http_error(server, urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods/nope/exec?command=ls", method="POST", headers=server.auth_headers))
     assert code == 404 and body["message"] == 'pods "nope" not found' and body["details"] == {"name": "nope", "kind": "pods"}
 
 
 # ---------------------------------------------------------------------------------------- watch
-def _http_error(req: urllib.request.Request) -> tuple[int, dict]:
+def _http_error(server, req: urllib.request.Request) -> tuple[int, dict]:
     """The status and Status body of a request the server refuses."""
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=10)
+        urllib.request.urlopen(req, timeout=10, context=server.client_ssl_context())
     with err.value:
         return err.value.code, json.loads(err.value.read())
 
 
-def _watch_lines(url: str, seconds: float, accept: str = "application/json") -> list[dict]:
-    req = urllib.request.Request(url, headers={"Accept": accept})
+def _watch_lines(server, url: str, seconds: float, accept: str = "application/json") -> list[dict]:
+    req = urllib.request.Request(url, headers={"Accept": accept, **server.auth_headers})
     out: list[dict] = []
-    with urllib.request.urlopen(req, timeout=seconds + 10) as resp:
+    with urllib.request.urlopen(req, timeout=seconds + 10, context=server.client_ssl_context()) as resp:
         for line in resp:
             if line.strip():
                 out.append(json.loads(line))
@@ -187,7 +187,7 @@ def test_watch_reports_writes_made_while_it_is_open(served) -> None:
         rv = int(json.loads(json.dumps(env.backend.api.get("Deployment", "geo", NS)))["metadata"]["resourceVersion"])
     result: list[dict] = []
     url = f"{server.url}/apis/apps/v1/namespaces/{NS}/deployments?watch=true&timeoutSeconds=2&resourceVersion={rv + 10**6}"
-    t = threading.Thread(target=lambda: result.extend(_watch_lines(url, 2)))
+    t = threading.Thread(target=lambda: result.extend(_watch_lines(server, url, 2)))
     t.start()
     time.sleep(0.6)
     with server.lock:
@@ -202,13 +202,13 @@ def test_watch_reports_writes_made_while_it_is_open(served) -> None:
 def test_watch_starts_with_added_events_and_honours_selectors_and_tables(served) -> None:
     env, server, cfg = served
     base = f"{server.url}/api/v1/namespaces/{NS}/pods?watch=1&timeoutSeconds=1&labelSelector=io.kompose.service%3Dgeo"
-    events = _watch_lines(base, 1)
+    events = _watch_lines(server, base, 1)
     assert [e["type"] for e in events] == ["ADDED"] and events[0]["object"]["kind"] == "Pod"
-    table = _watch_lines(base, 1, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+    table = _watch_lines(server, base, 1, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
     obj = table[0]["object"]
     assert obj["kind"] == "Table" and [c["name"] for c in obj["columnDefinitions"]][:3] == ["Name", "Ready", "Status"]
     assert obj["rows"][0]["cells"][0] == events[0]["object"]["metadata"]["name"]
-    code, body = _http_error(urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods?watch=1&labelSelector=a%20in%20b"))
+    code, body = _http_error(server, urllib.request.Request(f"{server.url}/api/v1/namespaces/{NS}/pods?watch=1&labelSelector=a%20in%20b", headers=server.auth_headers))
     assert code == 400 and body["reason"] == "BadRequest"
 
 
@@ -259,7 +259,7 @@ def running(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=20, prom_port=None).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube-run") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("kube-run") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
 

@@ -29,7 +29,7 @@ from sre_env.serve.kube_protobuf import (
     decode,
     hpa_v1_to_v2,
 )
-from sre_env.serve.server import IncidentServer, write_kubeconfig
+from sre_env.serve.server import IncidentServer
 
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
@@ -210,7 +210,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0).start()
     tmp = tmp_path_factory.mktemp("kubepb")
-    cfg = write_kubeconfig(tmp / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp / "kubeconfig", NS)
     (tmp / "blob.bin").write_bytes(bytes(range(256)))
     seen: list[dict[str, Any]] = []
     original = kube_protobuf.decode

@@ -37,7 +37,7 @@ aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is 
 KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
-from sre_env.serve.server import IncidentServer, write_kubeconfig
+from sre_env.serve.server import IncidentServer
 
 NS = "hotel-reservation"
 DAY = 86400
@@ -110,7 +110,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
     env.backend.api.scale("Deployment", "geo", NS, 2)  # events a minute or two old (scaling, scheduling, pulling)
     env.backend.advance(90)
     server = IncidentServer(env.backend, speed=1.0).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("live") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("live") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
 
@@ -119,8 +119,10 @@ def kubectl(cfg: Path, *args: str, stdin: str | None = None) -> subprocess.Compl
     return run_kubectl(KUBECTL, cfg, *args, stdin=stdin)
 
 
-def _get(url: str, path: str, **params: object) -> dict:
-    with urllib.request.urlopen(f"{url}{path}?{urllib.parse.urlencode(params)}", timeout=20) as resp:
+def _get(server: IncidentServer, path: str, **params: object) -> dict:
+    """A GET on the observability port, with the server's bearer token."""
+    req = urllib.request.Request(f"{server.prometheus_url}{path}?{urllib.parse.urlencode(params)}", headers=server.auth_headers)
+    with urllib.request.urlopen(req, timeout=20) as resp:
         return json.loads(resp.read())
 
 
@@ -190,21 +192,21 @@ def test_logs_timestamps_and_since_time_use_the_wall_clock(live) -> None:
 def test_prometheus_last_five_wall_minutes_have_samples(live) -> None:
     _, server, _ = live
     now = time.time()
-    body = _get(server.prometheus_url, "/api/v1/query_range", query='up{job="kube-state-metrics"} or up', start=now - 300, end=now, step=15)
+    body = _get(server, "/api/v1/query_range", query='up{job="kube-state-metrics"} or up', start=now - 300, end=now, step=15)
     series = body["data"]["result"]
     assert series and all(now - 301 <= float(t) <= now + 1 for s in series for t, _ in s["values"])
-    t, value = _get(server.prometheus_url, "/api/v1/query", query="time()")["data"]["result"]
+    t, value = _get(server, "/api/v1/query", query="time()")["data"]["result"]
     assert abs(float(value) - time.time()) < 3 and float(value) == pytest.approx(t, abs=1e-3)
-    ages = _get(server.prometheus_url, "/api/v1/query", query="time() - kube_pod_created")["data"]["result"]
+    ages = _get(server, "/api/v1/query", query="time() - kube_pod_created")["data"]["result"]
     assert ages and all(0 <= float(a["value"][1]) < DAY for a in ages)  # ages, not 272 days
-    alerts = _get(server.prometheus_url, "/api/v1/alerts")["data"]["alerts"]
+    alerts = _get(server, "/api/v1/alerts")["data"]["alerts"]
     assert all(now - DAY < datetime.fromisoformat(a["activeAt"]).timestamp() <= now + 2 for a in alerts)
 
 
 def test_prometheus_api_client_asks_for_wall_clock_ranges(live) -> None:
     pac = pytest.importorskip("prometheus_api_client", reason="prometheus-api-client ([k8s] extra) is not installed")
     _, server, _ = live
-    prom = pac.PrometheusConnect(url=server.prometheus_url, disable_ssl=True)
+    prom = pac.PrometheusConnect(url=server.prometheus_url, headers=server.auth_headers, disable_ssl=True)
     end = datetime.now(UTC)
     data = prom.custom_query_range('sum(rate(http_requests_total[1m]))', start_time=datetime.fromtimestamp(end.timestamp() - 300, tz=UTC), end_time=end, step="15")
     assert data and len(data[0]["values"]) >= 10
@@ -213,10 +215,10 @@ def test_prometheus_api_client_asks_for_wall_clock_ranges(live) -> None:
 def test_loki_and_jaeger_ranges_by_the_wall_clock(live) -> None:
     _, server, _ = live
     now = time.time()
-    body = _get(server.prometheus_url, "/loki/api/v1/query_range", query=f'{{namespace="{NS}"}}', start=int((now - 300) * 1e9), end=int(now * 1e9), limit=50)
+    body = _get(server, "/loki/api/v1/query_range", query=f'{{namespace="{NS}"}}', start=int((now - 300) * 1e9), end=int(now * 1e9), limit=50)
     values = [v for s in body["data"]["result"] for v in s["values"]]
     assert values and all(now - 301 <= int(ts) / 1e9 <= now + 1 for ts, _ in values)
-    traces = _get(server.prometheus_url, "/api/traces", service="frontend", start=int((now - 300) * 1e6), end=int(now * 1e6), lookback="custom", limit=5)["data"]
+    traces = _get(server, "/api/traces", service="frontend", start=int((now - 300) * 1e6), end=int(now * 1e6), lookback="custom", limit=5)["data"]
     assert traces and all(now - 301 <= sp["startTime"] / 1e6 <= now + 1 for tr in traces for sp in tr["spans"])
 
 
@@ -244,7 +246,7 @@ def test_real_epoch_serves_the_simulators_own_stamps(tmp_path: Path) -> None:
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, prom_port=None, real_epoch=True).start()
     try:
-        cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, NS)
+        cfg = server.write_kubeconfig(tmp_path / "kubeconfig", NS)
         pod = json.loads(kubectl(cfg, "get", "pods", "-l", "io.kompose.service=geo", "-o", "json").stdout)["items"][0]
         with server.lock:
             mine = env.backend.api.get("Pod", pod["metadata"]["name"], NS)
@@ -280,7 +282,7 @@ def test_real_kubectl_describes_a_patched_probe_like_the_shell(tmp_path: Path) -
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, prom_port=None).start()
     try:
-        cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, NS)
+        cfg = server.write_kubeconfig(tmp_path / "kubeconfig", NS)
         patch = '{"spec":{"template":{"spec":{"containers":[{"name":"hotel-reserv-geo","readinessProbe":{"tcpSocket":{"port":8083}}}]}}}}'
         assert kubectl(cfg, "patch", "deploy", "geo", "-p", patch).returncode == 0
         real = kubectl(cfg, "describe", "deploy", "geo").stdout

@@ -314,14 +314,14 @@ _DRY = (
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 def test_generated_objects_match_the_real_kubectl(tmp_path):
     pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
-    from sre_env.serve.server import IncidentServer, write_kubeconfig
+    from sre_env.serve.server import IncidentServer
 
     served = sre_env.SREEnv("TargetPortMisconfig")
     served.reset(seed=0)
     ns = served.scenario.namespace
     server = IncidentServer(served.backend, speed=0, prom_port=None).start()
     try:
-        cfg = write_kubeconfig(tmp_path / "kubeconfig", server.url, ns)
+        cfg = server.write_kubeconfig(tmp_path / "kubeconfig", ns)
         ours = sre_env.SREEnv("TargetPortMisconfig")
         ours.reset(seed=0)
         ctx = ShellContext(backend=ours.backend, namespace=ns)
