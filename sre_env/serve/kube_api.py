@@ -90,6 +90,9 @@ _ABOUT = re.compile(r'^([a-z0-9.-]+) "([^"]+)" (?:not found|already exists|is in
 
 def status_response(err: ApiError, kind: str = "", name: str = "") -> KubeResponse:
     """A failure ``Status``; ``details`` names the object as the API server does (resource, group, name)."""
+    if err.details is not None:  # the error names its object and causes itself (field validation)
+        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "details": err.details, "code": err.code}
+        return KubeResponse(err.code, body)
     details: Obj = {}
     m = _ABOUT.match(err.message)
     if m and not (kind or name):

@@ -31,16 +31,9 @@ from sre_env.kube.kinds import CUSTOM_KINDS, KindInfo
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.timefmt import iso
 
-from .kube_fields import (
-    PatchInvalid,
-    _json_kind,
-    _TypeMismatch,
-    check_object,
-    directive,
-    validate_body,
-    validate_patched,
-    warnings_for,
-)
+from sre_env.kube.decoding import DecodeError, decode, json_kind
+
+from .kube_fields import PatchInvalid, directive, validate_body, validate_patched, warnings_for
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -118,7 +111,7 @@ def _kept_version(result: Obj, live: Obj | None, q: Query) -> Obj:
 def create(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj, list[str]]:
     """POST: validated body, created (on a fork when dry run); the warnings for the client."""
     if not isinstance(obj, dict):
-        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(obj)} into Go value of type struct")
+        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(obj)} into Go value of type struct")
     obj.setdefault("kind", info.kind)
     obj.setdefault("apiVersion", info.api_version)
     mode = directive(_arg(q, "fieldValidation"))
@@ -129,7 +122,7 @@ def create(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj
 def replace(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj, list[str]]:
     """PUT: validated body replacing the stored object."""
     if not isinstance(obj, dict):
-        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(obj)} into Go value of type struct")
+        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(obj)} into Go value of type struct")
     obj.setdefault("kind", info.kind)
     mode = directive(_arg(q, "fieldValidation"))
     warnings = warnings_for(validate_body(obj, mode), mode)
@@ -187,8 +180,8 @@ def server_side_apply(backend: SimBackend, info: KindInfo, name: str, namespace:
     gv = info.api_version if "/" in info.api_version else "/" + info.api_version
     typed = f"failed to create typed patch object ({gv}, Kind={info.kind}) {where}"
     try:
-        found = check_object(copy.deepcopy(applied), prune=False)
-    except _TypeMismatch as exc:
+        found = decode(copy.deepcopy(applied), prune=False)
+    except DecodeError as exc:
         raise ApiError(400, "BadRequest", f"{typed}: .{_keyed_path(applied, exc.path)}: {_expected(exc.expected, exc.value)}") from None
     if found.unknown:
         errors = [f".{_keyed_path(applied, p)}: field not declared in schema" for p in found.unknown]

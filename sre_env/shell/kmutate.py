@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
+from sre_env.kube.decoding import DecodeError, decode, decode_error, strict_message
 from sre_env.kube.kinds import KindInfo, resolve_kind
+from sre_env.kube.limits import MAX_DEPTH, SIM_MAX_DEPTH, nesting_depth
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.timefmt import iso
 
@@ -566,6 +568,13 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
             raise KubectlError(f'the path "{f}" does not exist')
         if not k.stdin:
             raise KubectlError("no objects passed to " + (k.path or "apply"))
+        depth, line = nesting_depth(k.stdin, yaml=True, limit=SIM_MAX_DEPTH)
+        if depth > SIM_MAX_DEPTH:
+            # kubectl's YAML-to-JSON conversion refuses deeper documents (sre_env.kube.limits)
+            limit = MAX_DEPTH if depth > MAX_DEPTH else SIM_MAX_DEPTH
+            line = nesting_depth(k.stdin, yaml=True, limit=limit)[1]
+            where = f"line {line}: " if line > 1 else ""
+            raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: yaml: {where}exceeded max depth of {limit}")
         try:
             loaded = list(yaml.safe_load_all(k.stdin))
         except yaml.YAMLError as exc:
@@ -583,6 +592,11 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
     if not docs:
         raise KubectlError("no objects passed to " + (k.path or "apply"))
     for d in docs:
+        if isinstance(d.get("metadata"), dict):
+            try:  # kubectl decodes each object's metadata before it sends anything
+                decode({"kind": "ConfigMap", "metadata": copy.deepcopy(d["metadata"])}, prune=False)
+            except DecodeError as exc:
+                raise KubectlError(f'unable to decode "STDIN": {exc}') from None
         if not d.get("kind"):
             raise KubectlError("error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false")
         if not d.get("apiVersion"):
@@ -590,6 +604,31 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
         if not isinstance(d.get("metadata"), dict) or not (d["metadata"].get("name") or d["metadata"].get("generateName")):
             raise KubectlError('error when retrieving current configuration of:\nResource: "", GroupVersionKind: ""\nName: "", Namespace: ""\nfrom server for: "STDIN": resource name may not be empty')
     return docs
+
+
+def _field_validation(k: K, doc: Obj) -> Obj:
+    """``--validate`` (strict by default): the server refuses unknown fields, or drops them (``warn`` says so)."""
+    mode = str(k.opts.get("validate") or "strict").lower()
+    checked = copy.deepcopy(doc)
+    try:
+        unknown = decode(checked, prune=mode not in ("strict", "true")).unknown
+    except DecodeError as exc:
+        raise decode_error(str(doc.get("kind")), str(doc.get("apiVersion", "")), str(exc)) from None
+    if unknown and mode in ("strict", "true"):
+        raise decode_error(str(doc.get("kind")), str(doc.get("apiVersion", "")), strict_message(unknown))
+    if unknown and mode == "warn":
+        for path in unknown:
+            k.err.append(f'Warning: unknown field "{path}"\n')
+    return checked
+
+
+def _report(k: K, failures: list[tuple[ApiError, str]]) -> None:
+    """kubectl's last word on a manifest's failures: one invalid object from its details, otherwise each Status."""
+    if len(failures) == 1 and failures[0][0].reason == "Invalid" and (failures[0][0].details or {}).get("causes"):
+        k.fail(str(failures[0][0]))
+        return
+    for exc, where in failures:
+        k.fail(f"Error from server ({exc.reason}): {where}{exc.message}")
 
 
 def _prep(k: K, doc: Obj, info: KindInfo) -> Obj:
@@ -611,6 +650,7 @@ def cmd_apply(k: K) -> None:
     if not o.get("filename"):
         raise KubectlError("must specify one of -f and -k")
     docs = _read_manifests(k, o["filename"])
+    failures: list[tuple[ApiError, str]] = []
     for raw in docs:
         info = _kind_of(raw)
         doc = _prep(k, raw, info)
@@ -626,11 +666,16 @@ def cmd_apply(k: K) -> None:
         if cur is None:
             doc["metadata"].setdefault("annotations", {})["kubectl.kubernetes.io/last-applied-configuration"] = last + "\n"
             try:
-                k.create(doc)
+                k.create(_field_validation(k, doc))
             except ApiError as exc:
-                k.fail(f"Error from server ({exc.reason}): error when creating \"STDIN\": {exc.message}")
+                failures.append((exc, 'error when creating "STDIN": '))
                 continue
             k.line(f"{label} created")
+            continue
+        try:
+            doc = _field_validation(k, doc)
+        except ApiError as exc:
+            failures.append((exc, f'error when applying patch:\n{last}\n\nto:\nResource: "{info.resource}", Name: "{name}"\nfor: "STDIN": '))
             continue
         merged = strategic_merge(cur, {kk: v for kk, v in doc.items() if kk != "metadata"})
         merged["metadata"] = strategic_merge(cur["metadata"], {kk: v for kk, v in doc["metadata"].items() if kk not in ("annotations",)})
@@ -645,9 +690,10 @@ def cmd_apply(k: K) -> None:
         try:
             k.replace(merged)
         except ApiError as exc:
-            k.fail(f"Error from server ({exc.reason}): error when applying patch:\n{last}\n\nto:\nResource: \"{info.resource}\", Name: \"{name}\"\nfor: \"STDIN\": {exc.message}")
+            failures.append((exc, f'error when applying patch:\n{last}\n\nto:\nResource: "{info.resource}", Name: "{name}"\nfor: "STDIN": '))
             continue
         k.line(f"{label} configured")
+    _report(k, failures)
     k.cost = 5.0
 
 
@@ -655,15 +701,17 @@ def cmd_create(k: K) -> None:
     o = k.opts
     if not o.get("filename"):
         raise UsageError("must specify one of -f and -k", "create", flag_error=False)
+    failures: list[tuple[ApiError, str]] = []
     for raw in _read_manifests(k, o["filename"]):
         info = _kind_of(raw)
         doc = _prep(k, raw, info)
         try:
-            res = k.create(doc)
+            res = k.create(_field_validation(k, doc))
         except ApiError as exc:
-            k.fail(f"Error from server ({exc.reason}): error when creating \"STDIN\": {exc.message}")
+            failures.append((exc, 'error when creating "STDIN": '))
             continue
         k.line(f"{kind_label(info)}/{res['metadata']['name']} created")
+    _report(k, failures)
     k.cost = 5.0
 
 
