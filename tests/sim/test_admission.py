@@ -1,0 +1,116 @@
+"""Malformed objects through the built-in shell: refused as the API server refuses them, the world unchanged.
+
+Each of these once got past ``kubectl apply``/``create`` and made the next tick
+raise (or printed an internal error); now each gets the real error text, nothing
+is stored, and the episode goes on and is graded.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import sre_env
+
+NS = "default"
+
+
+def heredoc(text: str, verb: str = "apply") -> str:
+    return f"kubectl {verb} -f - <<'EOF'\n{text}\nEOF"
+
+
+DEPLOYMENT_EMPTY_SPEC = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: empty\nspec: {}"
+JOB_NULL_SPEC = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nulljob\nspec: null"
+JOB_NO_SPEC = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nospec"
+SERVICE_NULL_SPEC = "apiVersion: v1\nkind: Service\nmetadata:\n  name: nullsvc\nspec: null"
+BIG_CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  k: " + "x" * (1100 * 1024)
+DEEP_FLOW = "[" * 10001 + "]" * 10001
+DEEP_BLOCK = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  a:\n" + "".join("  " * i + "b:\n" for i in range(2, 10010))
+
+JOB_ERRORS = (
+    "\n* spec.template.spec.containers: Required value"
+    '\n* spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"'
+)
+#: (manifest, verb, what kubectl prints, the kind that must not gain an object)
+REFUSED = {
+    "deployment-empty-spec": (
+        DEPLOYMENT_EMPTY_SPEC, "apply",
+        'The Deployment "empty" is invalid: \n* spec.selector: Required value'
+        "\n* spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does not match template `labels`"
+        "\n* spec.template.spec.containers: Required value",
+        "Deployment",
+    ),
+    "job-null-spec": (JOB_NULL_SPEC, "apply", 'The Job "nulljob" is invalid: ' + JOB_ERRORS, "Job"),
+    "job-no-spec": (JOB_NO_SPEC, "create", 'The Job "nospec" is invalid: ' + JOB_ERRORS, "Job"),
+    "service-null-spec": (SERVICE_NULL_SPEC, "apply", 'The Service "nullsvc" is invalid: spec.ports: Required value', "Service"),
+    # apply also stores the manifest in an annotation, which is over its own limit
+    "configmap-over-1MiB-apply": (
+        BIG_CONFIG_MAP, "apply",
+        'The ConfigMap "big" is invalid: \n* metadata.annotations: Too long: must have at most 262144 bytes\n* []: Too long: must have at most 1048576 bytes',
+        "ConfigMap",
+    ),
+    "configmap-over-1MiB-create": (BIG_CONFIG_MAP, "create", 'The ConfigMap "big" is invalid: []: Too long: must have at most 1048576 bytes', "ConfigMap"),
+    "yaml-10001-flow-levels": (DEEP_FLOW, "apply", "error: error parsing STDIN: error converting YAML to JSON: yaml: exceeded max depth of 10000", "ConfigMap"),
+    "yaml-10009-block-levels": (DEEP_BLOCK, "apply", "error: error parsing STDIN: error converting YAML to JSON: yaml: line 10005: exceeded max depth of 10000", "ConfigMap"),
+}
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = sre_env.SREEnv("MissingEnvVar")
+    e.reset(seed=0)
+    yield e
+    e.close()
+
+
+def _names(env, kind: str) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in env.backend.api.list(kind))
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_malformed_objects_get_the_api_servers_errors_and_change_nothing(env, case: str) -> None:
+    text, verb, expected, kind = REFUSED[case]
+    before = _names(env, kind)
+    obs, _, terminated, truncated, info = env.step(heredoc(text, verb))
+    assert info["exit_code"] == 1
+    assert obs["output"].strip() == expected
+    assert _names(env, kind) == before
+    obs, _, terminated, truncated, info = env.step("kubectl get pods")
+    assert info["exit_code"] == 0 and not (terminated or truncated)
+
+
+def test_null_replicas_are_unset_and_defaulted_to_one(env) -> None:
+    manifest = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nullreplicas\nspec:\n  replicas: null\n"
+        "  selector:\n    matchLabels: {app: nullreplicas}\n  template:\n    metadata:\n      labels: {app: nullreplicas}\n"
+        "    spec:\n      containers:\n      - name: c\n        image: nginx"
+    )
+    obs, _, _, _, info = env.step(heredoc(manifest))
+    assert obs["output"] == "deployment.apps/nullreplicas created\n"
+    env.step("sleep 30")
+    dep = env.backend.api.get("Deployment", "nullreplicas", NS)
+    assert dep["spec"]["replicas"] == 1 and dep["status"].get("readyReplicas") == 1
+
+
+def test_a_node_without_status_is_stored_and_never_chosen() -> None:
+    e = sre_env.SREEnv("MissingEnvVar")
+    e.reset(seed=0)
+    obs, _, _, _, info = e.step(heredoc("apiVersion: v1\nkind: Node\nmetadata:\n  name: ghost"))
+    assert obs["output"] == "node/ghost created\n"
+    assert e.backend.api.get("Node", "ghost")["spec"] == {}  # the spec is a struct: stored as `spec: {}`
+    obs, _, _, _, info = e.step("kubectl run probe --image=nginx")
+    assert obs["output"] == "pod/probe created\n"
+    e.step("sleep 20")
+    pod = e.backend.api.get("Pod", "probe", NS)
+    assert pod["spec"]["nodeName"] != "ghost" and pod["status"]["phase"] == "Running"
+    for cmd in ("kubectl get nodes", "kubectl describe node ghost", "kubectl get nodes -o wide", "kubectl cordon ghost"):
+        assert e.step(cmd)[4]["exit_code"] == 0, cmd
+    _, _, terminated, _, info = e.step("submit done")
+    assert terminated and info["submitted"] and "is_success" in info and info["oracles"]  # graded
+    e.close()
+
+
+def test_invalid_names_and_negative_scale_are_refused(env) -> None:
+    obs = env.step("kubectl create deployment Bad_Name --image=nginx")[0]
+    assert obs["output"].startswith('The Deployment "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of')
+    obs = env.step("kubectl scale deployment nullreplicas --replicas=-1")[0]
+    assert obs["output"] == "error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0\n"
