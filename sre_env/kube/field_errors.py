@@ -83,16 +83,23 @@ def go_string_map(labels: Any) -> GoText:
 
 
 def go_label_selector(selector: Any) -> GoText:
-    """A ``*metav1.LabelSelector`` as its generated ``String()`` prints it (what field errors show)."""
+    """A ``*metav1.LabelSelector`` as a field error prints it: dereferenced, with ``%#v``; nil is ``"null"``.
+
+    ``v1.LabelSelector{MatchLabels:map[string]string{"app":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}``
+    """
     if selector is None:
-        return GoText("nil")
-    labels = selector.get("matchLabels") or {}
-    exprs = ""
-    for req in selector.get("matchExpressions") or ():
-        values = " ".join(str(v) for v in (req.get("values") or ()))
-        exprs += f"LabelSelectorRequirement{{Key:{req.get('key', '')},Operator:{req.get('operator', '')},Values:[{values}],}},"
-    pairs = "".join(f"{k}: {v}," for k, v in sorted(labels.items()))
-    return GoText(f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")
+        return GoText('"null"')
+    exprs = selector.get("matchExpressions")
+    if exprs is None:
+        rendered = "[]v1.LabelSelectorRequirement(nil)"
+    else:
+        items = []
+        for req in exprs:
+            values = req.get("values")
+            vals = "[]string(nil)" if values is None else "[]string{" + ", ".join(go_quote(str(v)) for v in values) + "}"
+            items.append(f"v1.LabelSelectorRequirement{{Key:{go_quote(str(req.get('key', '')))}, Operator:{go_quote(str(req.get('operator', '')))}, Values:{vals}}}")
+        rendered = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
+    return GoText(f"v1.LabelSelector{{MatchLabels:{go_string_map(selector.get('matchLabels')).text}, MatchExpressions:{rendered}}}")
 
 
 _OMIT = object()

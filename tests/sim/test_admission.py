@@ -114,3 +114,28 @@ def test_invalid_names_and_negative_scale_are_refused(env) -> None:
     assert obs["output"].startswith('The Deployment "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of')
     obs = env.step("kubectl scale deployment nullreplicas --replicas=-1")[0]
     assert obs["output"] == "error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0\n"
+
+
+def test_updates_may_not_change_immutable_fields(env) -> None:
+    env.step("kubectl create deployment imm --image=nginx")
+    obs = env.step("kubectl patch deploy imm -p '{\"spec\":{\"selector\":{\"matchLabels\":{\"tier\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"tier\":\"web\"}}}}}'")[0]
+    assert obs["output"] == (
+        'The Deployment "imm" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"imm", "tier":"web"}, '
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable\n"
+    )
+    env.step("kubectl expose deploy imm --port=80")
+    ip = env.backend.api.get("Service", "imm", NS)["spec"]["clusterIP"]
+    obs = env.step("kubectl patch svc imm --type=merge -p '{\"spec\":{\"clusterIP\":\"10.96.9.9\"}}'")[0]
+    assert obs["output"] == 'The Service "imm" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.9.9"}: may not change once set\n'
+    assert env.backend.api.get("Service", "imm", NS)["spec"]["clusterIP"] == ip
+
+
+def test_every_allocated_cluster_ip_is_a_valid_address(env) -> None:
+    import ipaddress
+
+    from sre_env.sim.control.apiserver import _allocate_service_ip
+
+    world = env.backend.fork().world
+    ips = [ipaddress.ip_address(_allocate_service_ip(world)) for _ in range(2000)]
+    assert all(ip in ipaddress.ip_network("10.96.0.0/12") for ip in ips)
+    assert any(ip in ipaddress.ip_network("10.97.0.0/16") for ip in ips)  # past 10.96.255.x the range goes on

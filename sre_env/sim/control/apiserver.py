@@ -180,7 +180,8 @@ def _allocate_service_ip(world: World) -> str:
     while True:
         state.service_ip_counter += 1
         n = (state.service_ip_counter * 7919) % 65000 + 20
-        ip = f"10.96.{n // 250}.{n % 250 + 2}"
+        block = n // 250  # past 10.96.255.x the next addresses of the 10.96.0.0/12 service range are 10.97.x.x
+        ip = f"10.{96 + block // 256}.{block % 256}.{n % 250 + 2}"
         if not any(s["spec"].get("clusterIP") == ip for s in world.store.iter("Service")):
             return ip
 
