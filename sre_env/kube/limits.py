@@ -26,7 +26,7 @@ import re
 
 __all__ = [
     "MAX_ANNOTATIONS_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "SIM_MAX_DEPTH",
-    "body_too_large", "nesting_depth",
+    "body_too_large", "json_too_deep", "nesting_depth",
 ]
 
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
@@ -45,6 +45,23 @@ _LINE = re.compile(r"^([ \t]*)((?:-[ \t]+)*)(\S?)", re.M)
 def body_too_large() -> str:
     """The message of the 413 a request body over :data:`MAX_REQUEST_BODY_BYTES` gets."""
     return f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"
+
+
+def json_too_deep(text: str, limit: int = SIM_MAX_DEPTH) -> str | None:
+    """Go's ``encoding/json`` error for a JSON text nested deeper than ``limit``, or None.
+
+    The scanner stops at the bracket that opens one level too many:
+    ``invalid character '{' exceeded max depth``. Linear, never recursive.
+    """
+    depth = 0
+    for m in _BRACKETS.finditer(_DOUBLE_QUOTED.sub('""', text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > limit:
+                return f"invalid character '{m.group()}' exceeded max depth"
+        else:
+            depth = max(depth - 1, 0)
+    return None
 
 
 def nesting_depth(text: str, *, yaml: bool = False, limit: int | None = None) -> tuple[int, int]:

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs
 
 from sre_env.errors import ApiError
 from sre_env.kube.kinds import KINDS, KindInfo
+from sre_env.kube.limits import json_too_deep
 from sre_env.shell.printers import COLUMNS, format_labels
 
 from . import kube_apply, kube_protobuf
@@ -334,9 +335,12 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, shift_log_text(text, offset, prefixed=stamps), "text/plain")
     if sub == "scale" and info.kind in _SCALABLE:
         if method in ("PATCH", "PUT"):
-            spec = (decode_body(body) or {}).get("spec") or {}
-            if "replicas" in spec:
-                backend.api.scale(info.kind, name, ns or "default", int(spec["replicas"]))
+            scale = decode_body(body)
+            if not isinstance(scale, dict) or not isinstance(scale.get("spec") or {}, dict):
+                raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(scale)} into Go value of type v1.Scale")
+            spec = scale.get("spec") or {}
+            if spec.get("replicas") is not None:  # the API server checks its type (SimApi.scale)
+                backend.api.scale(info.kind, name, ns or "default", spec["replicas"])
         obj = backend.api.get(info.kind, name, ns)
         return KubeResponse(200, _scale(obj))
     if sub == "eviction" and info.kind == "Pod" and method == "POST":
@@ -396,6 +400,9 @@ def decode_body(body: bytes, prefix: str = "") -> Any:
         return {}
     if body.startswith(kube_protobuf.MAGIC):  # typed clients (kubectl create, autoscale) send protobuf
         return kube_protobuf.decode(body)
+    deep = json_too_deep(body.decode("utf-8", errors="replace"))
+    if deep is not None:  # refused before parsing: no object of a served kind nests this deep (sre_env.kube.limits)
+        raise ApiError(400, "BadRequest", prefix + deep)
     try:
         return json.loads(body)
     except UnicodeDecodeError:

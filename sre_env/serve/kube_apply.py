@@ -32,6 +32,7 @@ from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_
 from sre_env.kube.timefmt import iso
 
 from sre_env.kube.decoding import DecodeError, decode, json_kind
+from sre_env.kube.limits import SIM_MAX_DEPTH, nesting_depth
 
 from .kube_fields import PatchInvalid, directive, validate_body, validate_patched, warnings_for
 
@@ -161,7 +162,12 @@ def server_side_apply(backend: SimBackend, info: KindInfo, name: str, namespace:
         raise ApiError(400, "BadRequest", "PATCH requests with apply content type must specify fieldManager")
     directive(_arg(q, "fieldValidation"))
     try:
-        applied = yaml.safe_load(body.decode("utf-8")) if body else None
+        text = body.decode("utf-8") if body else ""
+        depth, line = nesting_depth(text, yaml=True, limit=SIM_MAX_DEPTH)
+        if depth > SIM_MAX_DEPTH:  # refused before parsing, as the YAML decoder refuses (sre_env.kube.limits)
+            where = f"line {line}: " if line > 1 else ""
+            raise ApiError(400, "BadRequest", f"error decoding YAML: yaml: {where}exceeded max depth of {SIM_MAX_DEPTH}")
+        applied = yaml.safe_load(text) if body else None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(applied, dict):

@@ -44,8 +44,25 @@ def _same(a: Obj, b: Obj) -> bool:
     return strip(a) == strip(b)
 
 
+def yaml_depth_error(text: str) -> str | None:
+    """kubectl's YAML-to-JSON error for a text nested too deep (``yaml: line 7: exceeded max depth of 10000``), or None.
+
+    The simulator refuses at :data:`SIM_MAX_DEPTH` what kubectl refuses at
+    :data:`MAX_DEPTH` (``sre_env.kube.limits``); measured without parsing.
+    """
+    depth, line = nesting_depth(text, yaml=True, limit=SIM_MAX_DEPTH)
+    if depth <= SIM_MAX_DEPTH:
+        return None
+    limit = MAX_DEPTH if depth > MAX_DEPTH else SIM_MAX_DEPTH
+    line = nesting_depth(text, yaml=True, limit=limit)[1]
+    return "yaml: " + (f"line {line}: " if line > 1 else "") + f"exceeded max depth of {limit}"
+
+
 def parse_structured(text: str, what: str) -> Any:
     """JSON, or YAML as kubectl also accepts, with kubectl's error wording."""
+    deep = yaml_depth_error(text)
+    if deep is not None:  # kubectl converts the text with its YAML decoder first
+        raise KubectlError(f'unable to parse "{text}": {deep}')
     try:
         return json.loads(text)
     except ValueError:
@@ -122,8 +139,9 @@ def cmd_patch(k: K) -> None:
     if isinstance(local, dict) and _same(local, cur):
         k.line(f"{kind_label(info)}/{name} patched (no change)")
         return
-    k.patch(info.kind, name, ns, patch, ptype)
-    k.line(f"{kind_label(info)}/{name} patched")
+    res = k.patch(info.kind, name, ns, patch, ptype)
+    # kubectl compares what the server returns with what it read: a patch of status alone changes nothing
+    k.line(f"{kind_label(info)}/{name} patched" + (" (no change)" if _same(res, cur) else ""))
     k.cost = 5.0
 
 
@@ -568,13 +586,9 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
             raise KubectlError(f'the path "{f}" does not exist')
         if not k.stdin:
             raise KubectlError("no objects passed to " + (k.path or "apply"))
-        depth, line = nesting_depth(k.stdin, yaml=True, limit=SIM_MAX_DEPTH)
-        if depth > SIM_MAX_DEPTH:
-            # kubectl's YAML-to-JSON conversion refuses deeper documents (sre_env.kube.limits)
-            limit = MAX_DEPTH if depth > MAX_DEPTH else SIM_MAX_DEPTH
-            line = nesting_depth(k.stdin, yaml=True, limit=limit)[1]
-            where = f"line {line}: " if line > 1 else ""
-            raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: yaml: {where}exceeded max depth of {limit}")
+        deep = yaml_depth_error(k.stdin)
+        if deep is not None:  # kubectl's YAML-to-JSON conversion refuses deeper documents
+            raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: {deep}")
         try:
             loaded = list(yaml.safe_load_all(k.stdin))
         except yaml.YAMLError as exc:

@@ -21,6 +21,7 @@ aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
+from sre_env.serve.kube_api import handle  # noqa: E402
 from sre_env.serve.server import IncidentServer, write_kubeconfig  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
@@ -102,3 +103,37 @@ def test_the_episode_steps_and_grades_after_the_refused_writes(served) -> None:
         assert info["exit_code"] == 0
         _, _, terminated, _, info = env.step("submit done")
     assert terminated and info["submitted"] and info["oracles"]
+
+
+def _deep(levels: int) -> str:
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+@pytest.mark.parametrize("levels", [150, 20000])
+def test_bodies_nested_too_deep_are_bad_requests(served, levels: int) -> None:
+    """kubectl refuses such documents itself; a raw request gets Go's decoder error, never a 500."""
+    env, server, cfg = served
+    cm = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","annotations":%s}}' % _deep(levels)
+    patch = '{"metadata":{"labels":%s}}' % _deep(levels)
+    with server.lock:
+        created = handle(env.backend, "POST", f"/api/v1/namespaces/{NS}/configmaps", "", {"content-type": "application/json"}, cm.encode())
+        patched = handle(env.backend, "PATCH", f"/apis/apps/v1/namespaces/{NS}/deployments/user", "", {"content-type": "application/merge-patch+json"}, patch.encode())
+        applied = handle(env.backend, "PATCH", f"/api/v1/namespaces/{NS}/configmaps/deep", "fieldManager=me", {"content-type": "application/apply-patch+yaml"}, cm.encode())
+    assert (created.status, created.body["message"]) == (400, "invalid character '{' exceeded max depth")
+    assert (patched.status, patched.body["message"]) == (400, "error decoding patch: invalid character '{' exceeded max depth")
+    assert applied.status == 400 and applied.body["message"].startswith("error decoding YAML: yaml: exceeded max depth of ")
+    assert "deep" not in _names(env, server, "ConfigMap")
+
+
+def test_scale_bodies_of_the_wrong_shape_are_bad_requests(served) -> None:
+    env, server, cfg = served
+    path = f"/apis/apps/v1/namespaces/{NS}/deployments/user/scale"
+    headers = {"content-type": "application/merge-patch+json"}
+    with server.lock:
+        before = env.backend.api.get("Deployment", "user", NS)["spec"]["replicas"]
+        text = handle(env.backend, "PATCH", path, "", headers, b'{"spec":{"replicas":"two"}}')
+        listed = handle(env.backend, "PATCH", path, "", headers, b"[1]")
+        after = env.backend.api.get("Deployment", "user", NS)["spec"]["replicas"]
+    assert (text.status, text.body["message"]) == (400, 'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32')
+    assert (listed.status, listed.body["message"]) == (400, "json: cannot unmarshal array into Go value of type v1.Scale")
+    assert after == before

@@ -139,3 +139,17 @@ def test_every_allocated_cluster_ip_is_a_valid_address(env) -> None:
     ips = [ipaddress.ip_address(_allocate_service_ip(world)) for _ in range(2000)]
     assert all(ip in ipaddress.ip_network("10.96.0.0/12") for ip in ips)
     assert any(ip in ipaddress.ip_network("10.97.0.0/16") for ip in ips)  # past 10.96.255.x the range goes on
+
+
+def test_a_write_to_the_main_resource_keeps_the_stored_status(env) -> None:
+    before = env.backend.api.get("Node", "worker-1")["status"]
+    obs = env.step("kubectl patch node worker-1 --type=merge -p '{\"status\":{\"allocatable\":{\"cpu\":\"0\"},\"conditions\":null}}'")[0]
+    assert obs["output"] == "node/worker-1 patched (no change)\n"
+    assert env.backend.api.get("Node", "worker-1")["status"]["allocatable"] == before["allocatable"]
+
+
+def test_a_patch_nested_too_deep_is_refused_by_kubectl(env) -> None:
+    deep = '{"a":' * 150 + "1" + "}" * 150
+    obs = env.step(f"kubectl patch deploy imm -p '{{\"metadata\":{{\"labels\":{deep}}}}}'")[0]
+    assert obs["output"].startswith('error: unable to parse "{"metadata"')
+    assert obs["output"].endswith('": yaml: exceeded max depth of 100\n')

@@ -24,7 +24,7 @@ from typing import Any
 
 from sre_env.errors import ApiError
 from sre_env.kube.api_types import ROOTS, TYPES
-from sre_env.kube.decoding import DecodeError, decode, decode_error
+from sre_env.kube.decoding import DecodeError, decode, decode_error, json_kind
 from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.validation import invalid_error, validate_create, validate_update
@@ -136,6 +136,12 @@ def update(world: World, obj: Obj) -> Obj:
     if not meta.get("name"):
         raise ApiError.bad_request("resource name may not be empty")
     old = world.store.get(kind, str(meta["name"]), meta.get("namespace"))
+    root = ROOTS.get(kind)
+    if root is not None and "status" in TYPES[root]:
+        # the main resource does not write status (the status subresource does): the stored one stays
+        new.pop("status", None)
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
     prepare_update(kind, old, new)
     errors = validate_update(new, old)
     if errors:
@@ -169,7 +175,7 @@ def patch(world: World, kind: str, name: str, namespace: str | None, body: Any, 
 def scale(world: World, kind: str, name: str, namespace: str, replicas: int) -> Obj:
     """The ``scale`` subresource: ``spec.replicas`` of a workload (an update like any other)."""
     if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise ApiError.bad_request(f"json: cannot unmarshal {type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
+        raise decode_error("Scale", "autoscaling/v1", f"json: cannot unmarshal {json_kind(replicas)} into Go struct field ScaleSpec.spec.replicas of type int32")
     if replicas < 0:
         raise ApiError.invalid(kind_info(kind).resource, name, f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")
     return patch(world, kind, name, namespace, {"spec": {"replicas": replicas}}, "merge")
