@@ -85,6 +85,8 @@ class ApiError(SREEnvError):
             head = f'The {d.get("kind", "")} "{d.get("name", "")}" is invalid: '
             lines = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
             return head + lines[0] if len(lines) == 1 else head + "\n" + "".join(f"* {line}\n" for line in lines).rstrip("\n")
+        if not self.reason:  # a failure the server could not classify (reason Unknown)
+            return f"Error from server: {self.message}"
         return f"Error from server ({self.reason}): {self.message}"
 
     @classmethod

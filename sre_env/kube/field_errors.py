@@ -153,7 +153,7 @@ def not_found(path: str, value: Any) -> FieldError:
 
 
 def too_long(path: str, limit: int) -> FieldError:
-    return FieldError("FieldValueTooLong", path, detail=f"must have at most {limit} bytes")
+    return FieldError("FieldValueTooLong", path, detail=f"may not be more than {limit} bytes")  # apimachinery 1.32
 
 
 def too_many(path: str, count: int, limit: int) -> FieldError:

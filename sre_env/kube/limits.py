@@ -5,6 +5,9 @@ Facts of a default ``kube-apiserver`` (v1.32):
 - a request body may be 3 MiB (``--max-request-body-bytes``, 3145728 bytes);
   a larger one is ``413 RequestEntityTooLarge: Request entity too large: limit is 3145728``;
 - an object's annotations may total 256 KiB (keys and values);
+- etcd stores a value of at most 1.5 MiB (``--max-request-bytes``): the API server
+  passes its refusal on as an unclassified failure (500, ``etcdserver: request is
+  too large``), which kubectl prints as ``Error from server: ...``;
 - a ConfigMap's ``data`` and ``binaryData``, a Secret's decoded ``data``, may total 1 MiB;
 - the decoders refuse documents nested deeper than 10000 levels: Go's
   ``encoding/json`` (``exceeded max depth``) and the YAML parser kubectl converts
@@ -25,13 +28,14 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "MAX_ANNOTATIONS_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "SIM_MAX_DEPTH",
+    "MAX_ANNOTATIONS_BYTES", "MAX_DATA_BYTES", "MAX_DEPTH", "MAX_REQUEST_BODY_BYTES", "MAX_STORED_BYTES", "SIM_MAX_DEPTH",
     "body_too_large", "json_too_deep", "nesting_depth",
 ]
 
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 MAX_DATA_BYTES = 1024 * 1024
+MAX_STORED_BYTES = 1536 * 1024
 MAX_DEPTH = 10000
 #: what the simulator parses (see the module docstring); refused above this with the decoders' messages
 SIM_MAX_DEPTH = 100

@@ -105,7 +105,9 @@ def status_response(err: ApiError, kind: str = "", name: str = "") -> KubeRespon
         details = {"name": name, **details}
     if kind:
         details["kind"] = kind
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason}
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message}
+    if err.reason:  # an unclassified failure (reason Unknown) has none
+        body["reason"] = err.reason
     if details:
         body["details"] = details
     body["code"] = err.code

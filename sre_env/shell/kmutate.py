@@ -642,7 +642,7 @@ def _report(k: K, failures: list[tuple[ApiError, str]]) -> None:
         k.fail(str(failures[0][0]))
         return
     for exc, where in failures:
-        k.fail(f"Error from server ({exc.reason}): {where}{exc.message}")
+        k.fail(f"Error from server{f' ({exc.reason})' if exc.reason else ''}: {where}{exc.message}")
 
 
 def _prep(k: K, doc: Obj, info: KindInfo) -> Obj:
