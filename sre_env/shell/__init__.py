@@ -117,11 +117,18 @@ def _run(ctx: ShellContext, command: str) -> CommandResult:
     return CommandResult(output, code, cost if cost > 0 else 0.5, mutated)
 
 
-def run_command(ctx: ShellContext, command: str) -> CommandResult:
-    """Run one agent command line; never raises."""
+def run_command(ctx: ShellContext, command: str, *, contain: bool = True) -> CommandResult:
+    """Run one agent command line; never raises unless ``contain`` is off.
+
+    ``contain=False`` is for a caller that handles a failure itself -- the
+    simulator's episodes roll the cluster back when a command (or the time it
+    lets pass) fails half-way.
+    """
+    if not isinstance(command, str):
+        command = str(command)
+    if not contain:
+        return _run(ctx, command)
     try:
-        if not isinstance(command, str):
-            command = str(command)
         return _run(ctx, command)
     except Exception as exc:  # last-resort safety net; real cases produce real messages
         return CommandResult(f"error: internal: {type(exc).__name__}: {exc}\n", 1, INVALID_COST, False)

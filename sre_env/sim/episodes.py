@@ -175,9 +175,10 @@ class SimEpisodes:
         """Run one command and let its time pass; a failure inside the simulator rolls the cluster back.
 
         The simulator admits only objects its controllers were written for, so a
-        tick should never raise; if one does (a bug), the step still answers, with
-        the cluster put back to the checkpoint taken before the last command that
-        could change it -- the episode continues and can be graded.
+        tick should never raise; if one does (a bug) -- in the command, or in time
+        it lets pass (``kubectl wait``) or takes -- the step still answers, with the
+        cluster put back to the checkpoint taken before the last command that
+        could change it: the episode continues and can be graded.
         """
         backend = self.cluster
         assert self._shell is not None
@@ -196,7 +197,7 @@ class SimEpisodes:
         backend = self.cluster
         assert self._shell is not None
         before = backend.now
-        result = run_command(self._shell, command)
+        result = run_command(self._shell, command, contain=False)
         waited = backend.now - before  # `kubectl wait`, `run -i`: the command let time pass itself
         backend.advance(result.cost_s)
         if waited > 0:

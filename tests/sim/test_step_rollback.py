@@ -47,3 +47,16 @@ def test_a_failing_tick_rolls_the_command_back_and_the_episode_goes_on(failing_s
     _, _, terminated, _, info = env.step("submit the pod was missing an env var")
     assert terminated and info["submitted"] and "is_success" in info and info["oracles"]
     env.close()
+
+
+def test_a_command_that_fails_while_it_waits_is_rolled_back_too(failing_scheduler) -> None:
+    """``kubectl run -i``/``wait`` let time pass inside the command: a failure there is caught the same way."""
+    env = sre_env.SREEnv("MissingEnvVar")
+    env.reset(seed=0)
+    env.step("kubectl create deployment web --image=nginx")
+    before = env.backend.now
+    obs, _, _, _, info = env.step("kubectl run trigger --image=nginx --restart=Never -i --rm -- true")
+    assert info["exit_code"] == 1 and obs["output"].startswith("error: internal error in the simulated cluster (KeyError: 'status')")
+    assert env.backend.now == before and "trigger" not in [p["metadata"]["name"] for p in env.backend.api.list("Pod", NS)]
+    assert env.step("kubectl get deploy web")[4]["exit_code"] == 0  # the earlier change is kept
+    env.close()
