@@ -44,7 +44,7 @@ def _same(a: Obj, b: Obj) -> bool:
     return strip(a) == strip(b)
 
 
-def yaml_depth_error(text: str) -> str | None:
+def _yaml_depth_error(text: str) -> str | None:
     """kubectl's YAML-to-JSON error for a text nested too deep (``yaml: line 7: exceeded max depth of 10000``), or None.
 
     The simulator refuses at :data:`SIM_MAX_DEPTH` what kubectl refuses at
@@ -60,7 +60,7 @@ def yaml_depth_error(text: str) -> str | None:
 
 def parse_structured(text: str, what: str) -> Any:
     """JSON, or YAML as kubectl also accepts, with kubectl's error wording."""
-    deep = yaml_depth_error(text)
+    deep = _yaml_depth_error(text)
     if deep is not None:  # kubectl converts the text with its YAML decoder first
         raise KubectlError(f'unable to parse "{text}": {deep}')
     try:
@@ -235,9 +235,19 @@ def cmd_set_env(k: K) -> None:
                 c["env"] = env
             else:
                 c.pop("env", None)
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} env updated")
+        if _patch_template(k, obj, "failed to patch env update to pod template: "):
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} env updated")
     k.cost = 5.0
+
+
+def _patch_template(k: K, obj: Obj, failed: str) -> bool:
+    """``kubectl set``'s write: a refusal is reported as kubectl wraps it (the Status message, not its details)."""
+    try:
+        k.replace(obj)
+    except ApiError as exc:
+        k.fail(f"error: {failed}{exc.message}")
+        return False
+    return True
 
 
 def cmd_set_image(k: K) -> None:
@@ -258,8 +268,8 @@ def cmd_set_image(k: K) -> None:
                 return
             for c in hit:
                 c["image"] = image
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} image updated")
+        if _patch_template(k, obj, "failed to patch image update to pod template: "):
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} image updated")
     k.cost = 5.0
 
 
@@ -289,8 +299,8 @@ def cmd_set_resources(k: K) -> None:
                 res.setdefault("limits", {}).update(limits)
             if requests:
                 res.setdefault("requests", {}).update(requests)
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} resource requirements updated")
+        if _patch_template(k, obj, "failed to patch resources update to pod template "):  # kubectl's wording, no colon
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} resource requirements updated")
     k.cost = 5.0
 
 
@@ -586,7 +596,7 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
             raise KubectlError(f'the path "{f}" does not exist')
         if not k.stdin:
             raise KubectlError("no objects passed to " + (k.path or "apply"))
-        deep = yaml_depth_error(k.stdin)
+        deep = _yaml_depth_error(k.stdin)
         if deep is not None:  # kubectl's YAML-to-JSON conversion refuses deeper documents
             raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: {deep}")
         try:

@@ -171,3 +171,12 @@ def test_a_patch_nested_too_deep_is_refused_by_kubectl(env) -> None:
     obs = env.step(f"kubectl patch deploy imm -p '{{\"metadata\":{{\"labels\":{deep}}}}}'")[0]
     assert obs["output"].startswith('error: unable to parse "{"metadata"')
     assert obs["output"].endswith('": yaml: exceeded max depth of 100\n')
+
+
+def test_kubectl_set_reports_a_refused_update_as_kubectl_wraps_it(env) -> None:
+    env.step("kubectl create deployment setres --image=nginx")
+    obs = env.step("kubectl set resources deploy setres --limits=cpu=100m --requests=cpu=1")[0]
+    assert obs["output"] == (
+        'error: failed to patch resources update to pod template Deployment.apps "setres" is invalid: '
+        'spec.template.spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 100m\n'
+    )
