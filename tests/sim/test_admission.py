@@ -180,3 +180,44 @@ def test_kubectl_set_reports_a_refused_update_as_kubectl_wraps_it(env) -> None:
         'error: failed to patch resources update to pod template Deployment.apps "setres" is invalid: '
         'spec.template.spec.containers[0].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 100m\n'
     )
+
+
+def _template(app: str, **spec) -> dict:
+    container = {"name": "c", "image": "nginx", "command": None, "args": None, "ports": None, "env": None, "resources": None}
+    return {"metadata": {"labels": {"app": app}}, "spec": {"containers": [container], **spec}}
+
+
+#: objects that pass admission with every optional field null or missing: no controller may trip on them
+MINIMAL = [
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "m-dep"}, "spec": {"selector": {"matchLabels": {"app": "m-dep"}}, "template": _template("m-dep"), "replicas": None, "strategy": None, "revisionHistoryLimit": None}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "m-dep2"}, "spec": {"selector": {"matchLabels": {"app": "m-dep2"}}, "template": _template("m-dep2"), "strategy": {"type": "RollingUpdate", "rollingUpdate": None}}},
+    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "m-rs"}, "spec": {"selector": {"matchLabels": {"app": "m-rs"}}, "template": _template("m-rs"), "replicas": None}},
+    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "m-sts"}, "spec": {"selector": {"matchLabels": {"app": "m-sts"}}, "template": _template("m-sts"), "serviceName": None, "volumeClaimTemplates": None, "updateStrategy": None}},
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "m-ds"}, "spec": {"selector": {"matchLabels": {"app": "m-ds"}}, "template": _template("m-ds"), "updateStrategy": None}},
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "m-job"}, "spec": {"template": _template("m-job", restartPolicy="Never"), "backoffLimit": None, "completions": None, "parallelism": None}},
+    {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "m-cron"}, "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": _template("m-cron", restartPolicy="Never")}}, "concurrencyPolicy": None}},
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "m-svc"}, "spec": {"ports": [{"port": 80}], "selector": None, "type": None}},
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "m-headless"}, "spec": {"ports": [{"port": 80}], "clusterIP": "None", "selector": {"app": "m-sts"}}},
+    {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "m-svc"}, "subsets": None},
+    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "m-node"}, "spec": None, "status": None},
+    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "m-hpa"}, "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "m-dep"}, "maxReplicas": 3, "metrics": None, "minReplicas": None}},
+    {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "m-np"}, "spec": {"podSelector": {}, "ingress": [{"from": None, "ports": None}], "policyTypes": None}},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "m-pvc"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": None}},
+]
+
+
+def test_objects_with_null_optional_fields_never_crash_a_controller() -> None:
+    import json
+
+    e = sre_env.SREEnv("MissingEnvVar")
+    e.reset(seed=0)
+    for obj in MINIMAL:
+        obs, _, _, _, info = e.step(heredoc(json.dumps(obj)))
+        assert info["exit_code"] == 0, obs["output"]
+    for cmd in ("sleep 120", "kubectl get all", "kubectl describe node m-node", "kubectl scale sts m-sts --replicas=2", "kubectl rollout restart deploy m-dep2", "sleep 60"):
+        obs, _, _, _, info = e.step(cmd)
+        assert not obs["output"].startswith("error: internal"), (cmd, obs["output"])
+    assert e.backend.api.get("Deployment", "m-dep", NS)["status"].get("readyReplicas") == 1
+    _, _, terminated, _, info = e.step("submit done")
+    assert terminated and info["oracles"]
+    e.close()
