@@ -82,7 +82,7 @@ class ApiError(SREEnvError):
         if self.reason == "Invalid" and causes:
             # kubectl prints a refused write from its details, one cause per line when there are several
             d = self.details or {}
-            head = f'The {d.get("kind", "")} "{d.get("name", "")}" is invalid: '
+            head = f'The {d.get("kind", "")} "{d.get("name", "")}" is invalid: ' if d.get("kind") or d.get("name") else "The request is invalid: "
             lines = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
             return head + lines[0] if len(lines) == 1 else head + "\n" + "".join(f"* {line}\n" for line in lines).rstrip("\n")
         if not self.reason:  # a failure the server could not classify (reason Unknown)

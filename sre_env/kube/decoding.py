@@ -26,7 +26,7 @@ from sre_env.kube.timefmt import parse_iso_safe
 
 from .api_types import ROOTS, TYPES
 
-__all__ = ["Decoded", "DecodeError", "decode", "decode_error", "go_format", "json_kind", "short_name", "strict_message"]
+__all__ = ["Decoded", "DecodeError", "decode", "decode_error", "go_format", "json_kind", "patch_invalid", "short_name", "strict_message"]
 
 Obj = dict[str, Any]
 
@@ -195,6 +195,17 @@ def decode_error(kind: str, api_version: str, message: str) -> ApiError:
     """The BadRequest a create or update gets when its body does not decode into the kind."""
     version = api_version.rsplit("/", 1)[-1]
     return ApiError(400, "BadRequest", f'{kind} in version "{version}" cannot be handled as a {kind}: {message}')
+
+
+def patch_invalid(patch: Any, message: str) -> ApiError:
+    """A patch whose result does not decode into the kind: the patch handler's 422 on the ``patch`` field.
+
+    The Status names no kind or object (``NewInvalid(schema.GroupKind{}, "", ...)``),
+    so kubectl prints ``The request is invalid: patch: Invalid value: "map[...]": ...``.
+    """
+    value = go_format(patch).replace('"', '\\"')
+    cause = {"reason": "FieldValueInvalid", "message": f'Invalid value: "{value}": {message}', "field": "patch"}
+    return ApiError(422, "Invalid", f' "" is invalid: patch: Invalid value: "{value}": {message}', details={"causes": [cause]})
 
 
 def strict_message(unknown: list[str]) -> str:

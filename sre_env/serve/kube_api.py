@@ -30,7 +30,6 @@ from sre_env.kube.limits import json_too_deep
 from sre_env.shell.printers import COLUMNS, format_labels
 
 from . import kube_apply, kube_protobuf
-from .kube_fields import PatchInvalid
 from .kube_openapi import gv_document, openapi_v2, openapi_v3
 from .kube_virtual import (
     VirtualKind,
@@ -264,8 +263,6 @@ def handle(backend: "SimBackend", method: str, path: str, query: str, headers: d
             pass  # refused as malformed by decode_body
     try:
         resp = _handle(backend, method.upper(), path, parse_qs(query), {k.lower(): v for k, v in headers.items()}, body, host, offset)
-    except PatchInvalid as err:
-        return KubeResponse(err.code, kube_apply.patch_invalid_status(err))
     except ApiError as err:
         return _status(err)
     except (ValueError, KeyError, TypeError) as exc:

@@ -34,7 +34,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.kube.decoding import DecodeError, decode, json_kind
 from sre_env.kube.limits import SIM_MAX_DEPTH, nesting_depth
 
-from .kube_fields import PatchInvalid, directive, validate_body, validate_patched, warnings_for
+from .kube_fields import directive, validate_body, validate_patched, warnings_for
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -304,8 +304,3 @@ def _remove_dropped(obj: Any, before: Obj, now: Obj) -> None:
 def _matches(item: Any, key: str) -> bool:
     want = json.loads(key[2:])
     return isinstance(item, dict) and all(item.get(k, _KEY_DEFAULTS.get(k)) == v for k, v in want.items())
-
-
-def patch_invalid_status(err: PatchInvalid) -> Obj:
-    """The Status of a refused patch: ``details.causes`` names the ``patch`` field, as the API server's does."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "details": {"causes": [err.cause]}, "code": err.code}

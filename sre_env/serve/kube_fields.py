@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from sre_env.errors import ApiError
-from sre_env.kube.decoding import DecodeError, decode, decode_error, go_format, strict_message
+from sre_env.kube.decoding import DecodeError, decode, decode_error, patch_invalid, strict_message
 
-__all__ = ["PatchInvalid", "directive", "validate_body", "validate_patched", "warning_header", "warnings_for"]
+__all__ = ["directive", "validate_body", "validate_patched", "warning_header", "warnings_for"]
 
 Obj = dict[str, Any]
 
@@ -60,22 +60,10 @@ def validate_patched(obj: Obj, patch: Any, mode: str) -> list[str]:
     try:
         found = decode(obj, prune=mode != "Strict")
     except DecodeError as exc:
-        raise _invalid_patch(patch, str(exc)) from None
+        raise patch_invalid(patch, str(exc)) from None
     if found.unknown and mode == "Strict":
-        raise _invalid_patch(patch, strict_message(found.unknown))
+        raise patch_invalid(patch, strict_message(found.unknown))
     return found.unknown
-
-
-class PatchInvalid(ApiError):
-    """A patch refused by decoding: the Status carries the ``patch`` field as its cause."""
-
-    def __init__(self, value: str, message: str) -> None:
-        super().__init__(422, "Invalid", f' "" is invalid: patch: Invalid value: "{value}": {message}')
-        self.cause = {"reason": "FieldValueInvalid", "message": f'Invalid value: "{value}": {message}', "field": "patch"}
-
-
-def _invalid_patch(patch: Any, message: str) -> PatchInvalid:
-    return PatchInvalid(go_format(patch).replace('"', '\\"'), message)
 
 
 def warning_header(text: str) -> str:

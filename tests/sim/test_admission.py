@@ -221,3 +221,12 @@ def test_objects_with_null_optional_fields_never_crash_a_controller() -> None:
     _, _, terminated, _, info = e.step("submit done")
     assert terminated and info["oracles"]
     e.close()
+
+
+def test_a_patch_whose_result_does_not_decode_is_refused_on_the_patch_field(env) -> None:
+    env.step("kubectl create deployment typed --image=nginx")
+    obs = env.step("kubectl patch deploy typed -p '{\"spec\":{\"replicas\":\"two\"}}'")[0]
+    assert obs["output"] == (
+        'The request is invalid: patch: Invalid value: "map[spec:map[replicas:two]]": '
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32\n"
+    )

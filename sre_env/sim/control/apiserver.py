@@ -25,7 +25,7 @@ from typing import Any
 
 from sre_env.errors import ApiError
 from sre_env.kube.api_types import ROOTS, TYPES
-from sre_env.kube.decoding import DecodeError, decode, decode_error, json_kind
+from sre_env.kube.decoding import DecodeError, decode, decode_error, json_kind, patch_invalid
 from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
 from sre_env.kube.limits import MAX_STORED_BYTES
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
@@ -163,9 +163,15 @@ def update(world: World, obj: Obj) -> Obj:
     return world.store.replace(new)
 
 
+#: the API server's cap on the operations of one JSON patch
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
 def patch(world: World, kind: str, name: str, namespace: str | None, body: Any, patch_type: str = "strategic") -> Obj:
     """A client's patch (JSON, merge or strategic merge): applied to the stored object, then admitted as an update."""
     info = kind_info(kind)
+    if patch_type == "json" and isinstance(body, list) and len(body) > MAX_JSON_PATCH_OPERATIONS:
+        raise ApiError(413, "RequestEntityTooLarge", f"Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(body)}")
     if patch_type == "strategic" and kind in CUSTOM_KINDS:
         # custom resources have no strategic-merge schema: the server refuses the media type
         raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
@@ -183,6 +189,10 @@ def patch(world: World, kind: str, name: str, namespace: str | None, body: Any, 
         raise ApiError(422, "Invalid", f'{info.resource} "{name}" is invalid: {exc}') from None
     if not isinstance(new, dict) or new.get("kind") != kind or not isinstance(new.get("metadata"), dict) or new["metadata"].get("name") != name:
         raise ApiError.invalid(info.resource, name, "metadata.name: Invalid value: field is immutable")
+    try:  # the patched object must decode into the kind: the patch handler refuses it on the ``patch`` field
+        decode(copy.deepcopy(new))
+    except DecodeError as exc:
+        raise patch_invalid(body, str(exc)) from None
     return update(world, new)
 
 
