@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
-from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS
+from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, requests_within_limits
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.traffic.triggers import CacheRestart, LoadSpike
 
@@ -219,7 +219,10 @@ class CacheFlushStampede(SimScenario):
 
     def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
-        backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
+        ctr = next(c for c in backend.api.get("Deployment", v["database"], self.namespace)["spec"]["template"]["spec"]["containers"] if c["name"] == v["container"])
+        # a request above the new limit would be refused: it comes down with the limit
+        resources = requests_within_limits({"requests": (ctr.get("resources") or {}).get("requests") or {}, "limits": {"cpu": v["limit"]}})
+        backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": resources}]}}}}, "strategic")
         backend.model.schedule(backend.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
 
     def replay_trigger(self, backend: "ModelBackend") -> str:

@@ -23,7 +23,7 @@ from sre_env.faults.scheduling import (
     TrafficSurge,
     manifest_of,
 )
-from sre_env.kube.quantity import cpu_millicores, memory_bytes
+from sre_env.kube.quantity import cpu_millicores, memory_bytes, requests_within_limits
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.control.priority import pod_priority
 from sre_env.sim.control.quota import namespace_usage
@@ -183,7 +183,7 @@ class LimitTooSmall(UnreachableService):
     def _with_limit(self, limit: str) -> Obj:
         res = json.loads(self.variant["original"])
         res.setdefault("limits", {})["memory"] = limit
-        return res
+        return requests_within_limits(res)  # a request above the new limit would be refused
 
     def inject(self, backend: "Backend") -> None:
         v = self.variant

@@ -15,6 +15,8 @@ the messages ``kubectl`` would print.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["SREEnvError", "UnknownEnvironmentError", "ScenarioError", "MissingExtraError", "LLMError", "ApiError"]
 
 
@@ -62,16 +64,29 @@ class ApiError(SREEnvError):
     """A Kubernetes API failure, shaped like the server's Status object.
 
     ``str(err)`` is exactly what kubectl prints, e.g.
-    ``Error from server (NotFound): pods "geo-1" not found``.
+    ``Error from server (NotFound): pods "geo-1" not found``, or for a write the
+    server refused as invalid, from its ``details``: ``The Deployment "web" is
+    invalid: spec.template.spec.containers: Required value``.
     """
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(self, code: int, reason: str, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        #: the Status's ``details`` (kind, group, name and, for ``Invalid``, the causes), when the server sends them
+        self.details = details
 
     def __str__(self) -> str:
+        causes = (self.details or {}).get("causes")
+        if self.reason == "Invalid" and causes:
+            # kubectl prints a refused write from its details, one cause per line when there are several
+            d = self.details or {}
+            head = f'The {d.get("kind", "")} "{d.get("name", "")}" is invalid: ' if d.get("kind") or d.get("name") else "The request is invalid: "
+            lines = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
+            return head + lines[0] if len(lines) == 1 else head + "\n" + "".join(f"* {line}\n" for line in lines).rstrip("\n")
+        if not self.reason:  # a failure the server could not classify (reason Unknown)
+            return f"Error from server: {self.message}"
         return f"Error from server ({self.reason}): {self.message}"
 
     @classmethod

@@ -27,6 +27,7 @@ __all__ = [
     "memory_bytes",
     "parse_int_or_percent",
     "parse_quantity",
+    "requests_within_limits",
 ]
 
 _QTY = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([eE])([+-]?[0-9]+))?([a-zA-Z]*)$")
@@ -156,6 +157,21 @@ def parse_int_or_percent(value: object, total: int, round_up: bool) -> int:
         frac = float(s[:-1]) / 100.0 * total
         return int(math.ceil(frac - 1e-9)) if round_up else int(math.floor(frac + 1e-9))
     return int(s)
+
+
+def requests_within_limits(resources: dict[str, Any]) -> dict[str, Any]:
+    """``resources`` with every request above its limit lowered to the limit (the API server refuses the rest).
+
+    What an operator must do when they lower a limit below a container's request:
+    ``kubectl set resources --limits=cpu=50m`` alone is refused (``must be less
+    than or equal to cpu limit of 50m``), so the request goes down with it.
+    """
+    limits = resources.get("limits") or {}
+    requests = dict(resources.get("requests") or {})
+    for name, limit in limits.items():
+        if name in requests and parse_quantity(requests[name]) > parse_quantity(limit):
+            requests[name] = limit
+    return {**resources, "requests": requests} if requests else dict(resources)
 
 
 #: millicores of CPU that one request per second costs per millisecond of service time

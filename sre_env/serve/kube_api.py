@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from sre_env.errors import ApiError
+from sre_env.kube.decoding import json_kind
 from sre_env.kube.kinds import KINDS, KindInfo
+from sre_env.kube.limits import json_too_deep
 from sre_env.shell.printers import COLUMNS, format_labels
 
 from . import kube_apply, kube_protobuf
-from .kube_fields import PatchInvalid
 from .kube_openapi import gv_document, openapi_v2, openapi_v3
 from .kube_virtual import (
     VirtualKind,
@@ -38,7 +39,6 @@ from .kube_virtual import (
     virtual_groups,
     virtual_resources,
 )
-from .limits import json_too_deep
 from .timeshift import shift_json_text, shift_log_text, since_time_seconds
 
 if TYPE_CHECKING:
@@ -91,6 +91,9 @@ _ABOUT = re.compile(r'^([a-z0-9.-]+) "([^"]+)" (?:not found|already exists|is in
 
 def status_response(err: ApiError, kind: str = "", name: str = "") -> KubeResponse:
     """A failure ``Status``; ``details`` names the object as the API server does (resource, group, name)."""
+    if err.details is not None:  # the error names its object and causes itself (field validation)
+        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "details": err.details, "code": err.code}
+        return KubeResponse(err.code, body)
     details: Obj = {}
     m = _ABOUT.match(err.message)
     if m and not (kind or name):
@@ -102,7 +105,9 @@ def status_response(err: ApiError, kind: str = "", name: str = "") -> KubeRespon
         details = {"name": name, **details}
     if kind:
         details["kind"] = kind
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason}
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message}
+    if err.reason:  # an unclassified failure (reason Unknown) has none
+        body["reason"] = err.reason
     if details:
         body["details"] = details
     body["code"] = err.code
@@ -259,8 +264,6 @@ def handle(backend: "SimBackend", method: str, path: str, query: str, headers: d
             pass  # refused as malformed by decode_body
     try:
         resp = _handle(backend, method.upper(), path, parse_qs(query), {k.lower(): v for k, v in headers.items()}, body, host, offset)
-    except PatchInvalid as err:
-        return KubeResponse(err.code, kube_apply.patch_invalid_status(err))
     except ApiError as err:
         return _status(err)
     except (ValueError, KeyError, TypeError) as exc:
@@ -332,9 +335,12 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         return KubeResponse(200, shift_log_text(text, offset, prefixed=stamps), "text/plain")
     if sub == "scale" and info.kind in _SCALABLE:
         if method in ("PATCH", "PUT"):
-            spec = _patch_object(decode_body(body, "error decoding patch: ")).get("spec") or {}
-            if isinstance(spec, dict) and "replicas" in spec:
-                backend.api.scale(info.kind, name, ns or "default", int(spec["replicas"]))
+            scale = decode_body(body)
+            if not isinstance(scale, dict) or not isinstance(scale.get("spec") or {}, dict):
+                raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(scale)} into Go value of type v1.Scale")
+            spec = scale.get("spec") or {}
+            if spec.get("replicas") is not None:  # the API server checks its type (SimApi.scale)
+                backend.api.scale(info.kind, name, ns or "default", spec["replicas"])
         obj = backend.api.get(info.kind, name, ns)
         return KubeResponse(200, _scale(obj))
     if sub == "eviction" and info.kind == "Pod" and method == "POST":
@@ -353,7 +359,7 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
         if opts is None:
             opts = {}
         if not isinstance(opts, dict):
-            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(opts)} into Go value of type v1.DeleteOptions")
+            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(opts)} into Go value of type v1.DeleteOptions")
         force = opts.get("gracePeriodSeconds") == 0 or arg("gracePeriodSeconds") == "0"
         return KubeResponse(200, backend.api.delete(info.kind, name, namespace, force=force))
     if method == "PATCH":
@@ -365,7 +371,7 @@ def _handle(backend: "SimBackend", method: str, path: str, q: dict[str, list[str
             return KubeResponse(code, applied)
         patch = decode_body(body, "error decoding patch: " if ptype != "json" else "")
         if ptype == "json" and not isinstance(patch, list):
-            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(patch)} into Go value of type jsonpatch.Patch")
+            raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(patch)} into Go value of type jsonpatch.Patch")
         if ptype != "json":
             patch = _patch_object(patch)
         patched, warned = kube_apply.patch(backend, info, name, namespace, patch, ptype, q)
@@ -388,14 +394,10 @@ def log_since(since_seconds: str, since_time: str, now: float, offset: int) -> f
     return None
 
 
-def _json_kind(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "bool", type(None): "null"}.get(type(value), "number")
-
-
 def _patch_object(patch: Any) -> Obj:
     """A merge or strategic patch must be a JSON object (Go decodes it into a map)."""
     if not isinstance(patch, dict):
-        raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}")
+        raise ApiError(400, "BadRequest", f"error decoding patch: json: cannot unmarshal {json_kind(patch)} into Go value of type map[string]interface {{}}")
     return patch
 
 
@@ -411,22 +413,22 @@ def decode_object(body: bytes, kind: str) -> Obj:
         return {}
     if not isinstance(obj, dict):
         summary = body[:30].hex() + (" ..." if len(body) > 30 else "")
-        raise ApiError(400, "BadRequest", f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {_json_kind(obj)} into Go value of type {_FIND_KIND} ({summary})")
+        raise ApiError(400, "BadRequest", f"the object provided is unrecognized (must be of type {kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {json_kind(obj)} into Go value of type {_FIND_KIND} ({summary})")
     return obj
 
 
 def decode_body(body: bytes, prefix: str = "") -> Any:
     """A request's JSON body; malformed JSON is a BadRequest worded as Go's encoding/json words it.
 
-    Nesting past ``limits.MAX_DEPTH`` is refused before decoding (``sre_env.serve.limits``).
+    Nesting past ``SIM_MAX_DEPTH`` is refused before decoding (``sre_env.kube.limits``).
     """
     if not body:
         return {}
     if body.startswith(kube_protobuf.MAGIC):  # typed clients (kubectl create, autoscale) send protobuf
         return kube_protobuf.decode(body)
-    deep = json_too_deep(body)
-    if deep is not None:
-        raise ApiError(400, "BadRequest", f"{prefix}invalid character {deep!r} exceeded max depth")
+    deep = json_too_deep(body.decode("utf-8", errors="replace"))
+    if deep is not None:  # refused before parsing: no object of a served kind nests this deep (sre_env.kube.limits)
+        raise ApiError(400, "BadRequest", prefix + deep)
     try:
         return json.loads(body)
     except UnicodeDecodeError:

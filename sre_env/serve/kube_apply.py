@@ -31,17 +31,10 @@ from sre_env.kube.kinds import CUSTOM_KINDS, KindInfo
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.timefmt import iso
 
-from .kube_fields import (
-    PatchInvalid,
-    _json_kind,
-    _TypeMismatch,
-    check_object,
-    directive,
-    validate_body,
-    validate_patched,
-    warnings_for,
-)
-from .limits import load_yaml
+from sre_env.kube.decoding import DecodeError, decode, json_kind
+from sre_env.kube.limits import SIM_MAX_DEPTH, load_yaml, nesting_depth
+
+from .kube_fields import directive, validate_body, validate_patched, warnings_for
 
 if TYPE_CHECKING:
     from sre_env.sim.backend import SimBackend
@@ -119,7 +112,7 @@ def _kept_version(result: Obj, live: Obj | None, q: Query) -> Obj:
 def create(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj, list[str]]:
     """POST: validated body, created (on a fork when dry run); the warnings for the client."""
     if not isinstance(obj, dict):
-        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(obj)} into Go value of type struct")
+        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(obj)} into Go value of type struct")
     obj.setdefault("kind", info.kind)
     obj.setdefault("apiVersion", info.api_version)
     mode = directive(_arg(q, "fieldValidation"))
@@ -130,7 +123,7 @@ def create(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj
 def replace(backend: SimBackend, info: KindInfo, obj: Any, q: Query) -> tuple[Obj, list[str]]:
     """PUT: validated body replacing the stored object."""
     if not isinstance(obj, dict):
-        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {_json_kind(obj)} into Go value of type struct")
+        raise ApiError(400, "BadRequest", f"json: cannot unmarshal {json_kind(obj)} into Go value of type struct")
     obj.setdefault("kind", info.kind)
     mode = directive(_arg(q, "fieldValidation"))
     warnings = warnings_for(validate_body(obj, mode), mode)
@@ -169,7 +162,12 @@ def server_side_apply(backend: SimBackend, info: KindInfo, name: str, namespace:
         raise ApiError(400, "BadRequest", "PATCH requests with apply content type must specify fieldManager")
     directive(_arg(q, "fieldValidation"))
     try:
-        applied = load_yaml(body.decode("utf-8")) if body else None  # depth and alias limits: sre_env.serve.limits
+        text = body.decode("utf-8") if body else ""
+        depth, line = nesting_depth(text, yaml=True, limit=SIM_MAX_DEPTH)
+        if depth > SIM_MAX_DEPTH:  # refused before parsing, as the YAML decoder refuses (sre_env.kube.limits)
+            where = f"line {line}: " if line > 1 else ""
+            raise ApiError(400, "BadRequest", f"error decoding YAML: yaml: {where}exceeded max depth of {SIM_MAX_DEPTH}")
+        applied = load_yaml(text) if body else None  # aliases bounded too (sre_env.kube.limits)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(applied, dict):
@@ -188,8 +186,8 @@ def server_side_apply(backend: SimBackend, info: KindInfo, name: str, namespace:
     gv = info.api_version if "/" in info.api_version else "/" + info.api_version
     typed = f"failed to create typed patch object ({gv}, Kind={info.kind}) {where}"
     try:
-        found = check_object(copy.deepcopy(applied), prune=False)
-    except _TypeMismatch as exc:
+        found = decode(copy.deepcopy(applied), prune=False)
+    except DecodeError as exc:
         raise ApiError(400, "BadRequest", f"{typed}: .{_keyed_path(applied, exc.path)}: {_expected(exc.expected, exc.value)}") from None
     if found.unknown:
         errors = [f".{_keyed_path(applied, p)}: field not declared in schema" for p in found.unknown]
@@ -306,8 +304,3 @@ def _remove_dropped(obj: Any, before: Obj, now: Obj) -> None:
 def _matches(item: Any, key: str) -> bool:
     want = json.loads(key[2:])
     return isinstance(item, dict) and all(item.get(k, _KEY_DEFAULTS.get(k)) == v for k, v in want.items())
-
-
-def patch_invalid_status(err: PatchInvalid) -> Obj:
-    """The Status of a refused patch: ``details.causes`` names the ``patch`` field, as the API server's does."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": err.message, "reason": err.reason, "details": {"causes": [err.cause]}, "code": err.code}

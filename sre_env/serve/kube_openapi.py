@@ -10,7 +10,7 @@ protobuf ``/openapi/v2`` this server does not publish and fails. ``kubectl
 explain`` reads the same documents.
 
 The documents are built from the kind table (``sre_env.kube.kinds``) and the
-built-in types' fields (``kube_types``): each kind's paths with their operations
+built-in types' fields (``sre_env.kube.api_types``): each kind's paths with their operations
 (``x-kubernetes-action``, ``x-kubernetes-group-version-kind``), and
 ``components.schemas`` with one object schema per type. Custom resources get a
 schema that keeps unknown fields. The PATCH operations list the JSON, merge and
@@ -26,9 +26,9 @@ import json
 from functools import cache, lru_cache
 from typing import Any
 
+from sre_env.kube.api_types import ROOTS, TYPES
 from sre_env.kube.kinds import CUSTOM_KINDS, KINDS, KindInfo
 
-from .kube_types import ROOTS, TYPES
 from .kube_virtual import VIRTUAL
 
 __all__ = ["gv_document", "gv_keys", "openapi_v3"]

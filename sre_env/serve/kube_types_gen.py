@@ -1,15 +1,18 @@
-"""Regenerate ``kube_types.py``: the field names and types of the served kinds.
+"""Regenerate ``sre_env/kube/api_types.py``: the field names, types and required fields of the served kinds.
 
-The served OpenAPI documents and the server-side field validation need the
-built-in types' fields (names and JSON types). They are API facts; this script
+The served OpenAPI documents, the decoding of request bodies and admission
+(``sre_env.kube.decoding``, ``sre_env.kube.validation``) need the built-in
+types' fields (names, JSON types, which the OpenAPI marks required). They are
+API facts kept in the Kubernetes vocabulary layer; this script
 reads them from the official ``kubernetes`` Python client's models (the
 ``[k8s]`` extra), which are generated from the API server's own OpenAPI, and
 writes them as a plain table so ``sre-env serve`` does not need the client at
 run time::
 
-    python -m sre_env.serve.kube_types_gen > sre_env/serve/kube_types.py
+    python -m sre_env.serve.kube_types_gen > sre_env/kube/api_types.py
 
-Only names and types are taken (no descriptions). Custom resources
+Only names, types and required flags are taken (no descriptions). It lives
+with the server because the derived kinds it covers are listed there (``kube_virtual``). Custom resources
 (``CUSTOM_KINDS``) and kinds the client lacks are left out: they are served
 with ``x-kubernetes-preserve-unknown-fields``.
 """
@@ -49,12 +52,13 @@ def _definition(cls: str, kind_group: str, kind_version: str) -> str:
     return f"io.k8s.api.{_PKG.get(kind_group, 'core')}.{(ver.group(1).lower() if ver else kind_version)}.{name}"
 
 
-def generate() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """({definition: {jsonField: type}}, {Kind: definition of its root})."""
+def generate() -> tuple[dict[str, dict[str, str]], dict[str, str], dict[str, tuple[str, ...]]]:
+    """({definition: {jsonField: type}}, {Kind: definition of its root}, {definition: required jsonFields})."""
     from kubernetes.client import models
 
     types: dict[str, dict[str, str]] = {}
     roots: dict[str, str] = {}
+    required: dict[str, tuple[str, ...]] = {}
     names: dict[str, str] = {}
 
     def encode(t: str, group: str, version: str, queue: list[tuple[str, str, str]]) -> str:
@@ -102,16 +106,20 @@ def generate() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
                 elif name in _INT_OR_STRING and encoded == "any":
                     encoded = "int-or-string"
                 fields[name] = encoded
-    return types, roots
+            must = tuple(sorted(m_cls.attribute_map[a] for a, f in m_cls.model_fields.items() if f.is_required() and a in m_cls.attribute_map))
+            if must:
+                required[names[c]] = must
+    return types, roots, required
 
 
-def render(types: dict[str, dict[str, str]], roots: dict[str, str]) -> str:
+def render(types: dict[str, dict[str, str]], roots: dict[str, str], required: dict[str, tuple[str, ...]]) -> str:
     out = [
         '"""Fields of the served built-in kinds: ``{definition: {jsonField: type}}`` (generated; do not edit).',
         "",
         "Regenerate with ``python -m sre_env.serve.kube_types_gen`` (see there). A type is",
         "``string``/``integer``/``boolean``/``number``/``date-time``/``quantity``/``int-or-string``/",
-        "``any``, a definition name, ``[T]`` (a list of T) or ``{T}`` (a map to T).",
+        "``any``, a definition name, ``[T]`` (a list of T) or ``{T}`` (a map to T). ``REQUIRED``",
+        "lists the fields the API's OpenAPI marks required in each definition.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -125,6 +133,9 @@ def render(types: dict[str, dict[str, str]], roots: dict[str, str]) -> str:
     ]
     for name in sorted(types):
         out.append(f"    {name!r}: {{{', '.join(f'{k!r}: {v!r}' for k, v in types[name].items())}}},")
+    out.append("}")
+    out += ["", "REQUIRED: dict[str, tuple[str, ...]] = {"]
+    out += [f"    {name!r}: {required[name]!r}," for name in sorted(required)]
     out.append("}")
     return "\n".join(out) + "\n"
 

@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
+from sre_env.kube.decoding import DecodeError, decode, decode_error, strict_message
 from sre_env.kube.kinds import KindInfo, resolve_kind
+from sre_env.kube.limits import MAX_DEPTH, SIM_MAX_DEPTH, load_yaml, load_yaml_all, nesting_depth
 from sre_env.kube.patching import PatchError, json_merge, json_patch, strategic_merge
 from sre_env.kube.timefmt import iso
 
@@ -42,16 +44,33 @@ def _same(a: Obj, b: Obj) -> bool:
     return strip(a) == strip(b)
 
 
+def _yaml_depth_error(text: str) -> str | None:
+    """kubectl's YAML-to-JSON error for a text nested too deep (``yaml: line 7: exceeded max depth of 10000``), or None.
+
+    The simulator refuses at :data:`SIM_MAX_DEPTH` what kubectl refuses at
+    :data:`MAX_DEPTH` (``sre_env.kube.limits``); measured without parsing.
+    """
+    depth, line = nesting_depth(text, yaml=True, limit=SIM_MAX_DEPTH)
+    if depth <= SIM_MAX_DEPTH:
+        return None
+    limit = MAX_DEPTH if depth > MAX_DEPTH else SIM_MAX_DEPTH
+    line = nesting_depth(text, yaml=True, limit=limit)[1]
+    return "yaml: " + (f"line {line}: " if line > 1 else "") + f"exceeded max depth of {limit}"
+
+
 def parse_structured(text: str, what: str) -> Any:
     """JSON, or YAML as kubectl also accepts, with kubectl's error wording."""
+    deep = _yaml_depth_error(text)
+    if deep is not None:  # kubectl converts the text with its YAML decoder first
+        raise KubectlError(f'unable to parse "{text}": {deep}')
     try:
         return json.loads(text)
     except ValueError:
         pass
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
-        raise KubectlError(f'unable to parse "{text}": yaml: {str(exc).splitlines()[0]}') from None
+        raise KubectlError(f'unable to parse "{text}": yaml: {str(exc).splitlines()[0].removeprefix("yaml: ")}') from None
 
 
 def single_target(k: K, args: list[str], verb: str) -> tuple[KindInfo, str]:
@@ -120,8 +139,9 @@ def cmd_patch(k: K) -> None:
     if isinstance(local, dict) and _same(local, cur):
         k.line(f"{kind_label(info)}/{name} patched (no change)")
         return
-    k.patch(info.kind, name, ns, patch, ptype)
-    k.line(f"{kind_label(info)}/{name} patched")
+    res = k.patch(info.kind, name, ns, patch, ptype)
+    # kubectl compares what the server returns with what it read: a patch of status alone changes nothing
+    k.line(f"{kind_label(info)}/{name} patched" + (" (no change)" if _same(res, cur) else ""))
     k.cost = 5.0
 
 
@@ -215,9 +235,19 @@ def cmd_set_env(k: K) -> None:
                 c["env"] = env
             else:
                 c.pop("env", None)
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} env updated")
+        if _patch_template(k, obj, "failed to patch env update to pod template: "):
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} env updated")
     k.cost = 5.0
+
+
+def _patch_template(k: K, obj: Obj, failed: str) -> bool:
+    """``kubectl set``'s write: a refusal is reported as kubectl wraps it (the Status message, not its details)."""
+    try:
+        k.replace(obj)
+    except ApiError as exc:
+        k.fail(f"error: {failed}{exc.message}")
+        return False
+    return True
 
 
 def cmd_set_image(k: K) -> None:
@@ -238,8 +268,8 @@ def cmd_set_image(k: K) -> None:
                 return
             for c in hit:
                 c["image"] = image
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} image updated")
+        if _patch_template(k, obj, "failed to patch image update to pod template: "):
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} image updated")
     k.cost = 5.0
 
 
@@ -269,8 +299,8 @@ def cmd_set_resources(k: K) -> None:
                 res.setdefault("limits", {}).update(limits)
             if requests:
                 res.setdefault("requests", {}).update(requests)
-        k.replace(obj)
-        k.line(f"{kind_label(info)}/{obj['metadata']['name']} resource requirements updated")
+        if _patch_template(k, obj, "failed to patch resources update to pod template "):  # kubectl's wording, no colon
+            k.line(f"{kind_label(info)}/{obj['metadata']['name']} resource requirements updated")
     k.cost = 5.0
 
 
@@ -566,10 +596,13 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
             raise KubectlError(f'the path "{f}" does not exist')
         if not k.stdin:
             raise KubectlError("no objects passed to " + (k.path or "apply"))
+        deep = _yaml_depth_error(k.stdin)
+        if deep is not None:  # kubectl's YAML-to-JSON conversion refuses deeper documents
+            raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: {deep}")
         try:
-            loaded = list(yaml.safe_load_all(k.stdin))
+            loaded = load_yaml_all(k.stdin)  # aliases bounded as go-yaml bounds them (sre_env.kube.limits)
         except yaml.YAMLError as exc:
-            msg = str(exc).replace("\n", " ")
+            msg = str(exc).replace("\n", " ").removeprefix("yaml: ")
             raise KubectlError(f"error parsing STDIN: error converting YAML to JSON: yaml: {msg}") from None
         for d in loaded:
             if d is None:
@@ -583,6 +616,11 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
     if not docs:
         raise KubectlError("no objects passed to " + (k.path or "apply"))
     for d in docs:
+        if isinstance(d.get("metadata"), dict):
+            try:  # kubectl decodes each object's metadata before it sends anything
+                decode({"kind": "ConfigMap", "metadata": copy.deepcopy(d["metadata"])}, prune=False)
+            except DecodeError as exc:
+                raise KubectlError(f'unable to decode "STDIN": {exc}') from None
         if not d.get("kind"):
             raise KubectlError("error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false")
         if not d.get("apiVersion"):
@@ -590,6 +628,31 @@ def _read_manifests(k: K, files: list[str]) -> list[Obj]:
         if not isinstance(d.get("metadata"), dict) or not (d["metadata"].get("name") or d["metadata"].get("generateName")):
             raise KubectlError('error when retrieving current configuration of:\nResource: "", GroupVersionKind: ""\nName: "", Namespace: ""\nfrom server for: "STDIN": resource name may not be empty')
     return docs
+
+
+def _field_validation(k: K, doc: Obj) -> Obj:
+    """``--validate`` (strict by default): the server refuses unknown fields, or drops them (``warn`` says so)."""
+    mode = str(k.opts.get("validate") or "strict").lower()
+    checked = copy.deepcopy(doc)
+    try:
+        unknown = decode(checked, prune=mode not in ("strict", "true")).unknown
+    except DecodeError as exc:
+        raise decode_error(str(doc.get("kind")), str(doc.get("apiVersion", "")), str(exc)) from None
+    if unknown and mode in ("strict", "true"):
+        raise decode_error(str(doc.get("kind")), str(doc.get("apiVersion", "")), strict_message(unknown))
+    if unknown and mode == "warn":
+        for path in unknown:
+            k.err.append(f'Warning: unknown field "{path}"\n')
+    return checked
+
+
+def _report(k: K, failures: list[tuple[ApiError, str]]) -> None:
+    """kubectl's last word on a manifest's failures: one invalid object from its details, otherwise each Status."""
+    if len(failures) == 1 and failures[0][0].reason == "Invalid" and (failures[0][0].details or {}).get("causes"):
+        k.fail(str(failures[0][0]))
+        return
+    for exc, where in failures:
+        k.fail(f"Error from server{f' ({exc.reason})' if exc.reason else ''}: {where}{exc.message}")
 
 
 def _prep(k: K, doc: Obj, info: KindInfo) -> Obj:
@@ -611,6 +674,7 @@ def cmd_apply(k: K) -> None:
     if not o.get("filename"):
         raise KubectlError("must specify one of -f and -k")
     docs = _read_manifests(k, o["filename"])
+    failures: list[tuple[ApiError, str]] = []
     for raw in docs:
         info = _kind_of(raw)
         doc = _prep(k, raw, info)
@@ -626,11 +690,16 @@ def cmd_apply(k: K) -> None:
         if cur is None:
             doc["metadata"].setdefault("annotations", {})["kubectl.kubernetes.io/last-applied-configuration"] = last + "\n"
             try:
-                k.create(doc)
+                k.create(_field_validation(k, doc))
             except ApiError as exc:
-                k.fail(f"Error from server ({exc.reason}): error when creating \"STDIN\": {exc.message}")
+                failures.append((exc, 'error when creating "STDIN": '))
                 continue
             k.line(f"{label} created")
+            continue
+        try:
+            doc = _field_validation(k, doc)
+        except ApiError as exc:
+            failures.append((exc, f'error when applying patch:\n{last}\n\nto:\nResource: "{info.resource}", Name: "{name}"\nfor: "STDIN": '))
             continue
         merged = strategic_merge(cur, {kk: v for kk, v in doc.items() if kk != "metadata"})
         merged["metadata"] = strategic_merge(cur["metadata"], {kk: v for kk, v in doc["metadata"].items() if kk not in ("annotations",)})
@@ -645,9 +714,10 @@ def cmd_apply(k: K) -> None:
         try:
             k.replace(merged)
         except ApiError as exc:
-            k.fail(f"Error from server ({exc.reason}): error when applying patch:\n{last}\n\nto:\nResource: \"{info.resource}\", Name: \"{name}\"\nfor: \"STDIN\": {exc.message}")
+            failures.append((exc, f'error when applying patch:\n{last}\n\nto:\nResource: "{info.resource}", Name: "{name}"\nfor: "STDIN": '))
             continue
         k.line(f"{label} configured")
+    _report(k, failures)
     k.cost = 5.0
 
 
@@ -655,15 +725,17 @@ def cmd_create(k: K) -> None:
     o = k.opts
     if not o.get("filename"):
         raise UsageError("must specify one of -f and -k", "create", flag_error=False)
+    failures: list[tuple[ApiError, str]] = []
     for raw in _read_manifests(k, o["filename"]):
         info = _kind_of(raw)
         doc = _prep(k, raw, info)
         try:
-            res = k.create(doc)
+            res = k.create(_field_validation(k, doc))
         except ApiError as exc:
-            k.fail(f"Error from server ({exc.reason}): error when creating \"STDIN\": {exc.message}")
+            failures.append((exc, 'error when creating "STDIN": '))
             continue
         k.line(f"{kind_label(info)}/{res['metadata']['name']} created")
+    _report(k, failures)
     k.cost = 5.0
 
 

@@ -1,8 +1,10 @@
 """SimBackend: the embedded, deterministic cluster behind the Backend seam.
 
 ``SimApi`` is the Kubernetes API over the world's object store with the
-server's semantics (graceful pod deletion, cascading deletes through the
-garbage collector, the exact Status messages), ``SimNodes`` gives host access
+server's semantics (every write admitted as the API server admits it --
+decoded, defaulted, validated: ``sre_env.sim.control.apiserver`` -- graceful
+pod deletion, cascading deletes through the garbage collector, the exact
+Status messages), ``SimNodes`` gives host access
 for ``ssh``/``kubectl debug node``. Snapshot and fork are pickle round trips.
 """
 
@@ -12,10 +14,12 @@ import copy
 from typing import Any
 
 from sre_env.kube.field_labels import check_field_selector
-from sre_env.kube.kinds import CUSTOM_KINDS, kind_info
+from sre_env.kube.kinds import kind_info
 from sre_env.kube.quantity import cpu_millicores
 from sre_env.sim.commands.views import ContainerView, HostView
-from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.apiserver import create, update
+from sre_env.sim.control.apiserver import patch as apiserver_patch
+from sre_env.sim.control.apiserver import scale as apiserver_scale
 from sre_env.sim.control.namespaces import metrics_api_available
 from sre_env.sim.engine import advance
 from sre_env.sim.kernel.hosts import kubelet_x509_error
@@ -69,16 +73,15 @@ class SimApi:
             kind_info(obj["kind"])
         except KeyError:
             raise ApiError(404, "NotFound", f'the server could not find the requested resource (post {str(obj["kind"]).lower()}s)') from None
-        return create(self.world, obj)
+        return create(self.world, obj, admit=True)
 
     def replace(self, obj: Obj) -> Obj:
-        return self.world.store.replace(obj)
+        if not isinstance(obj, dict) or not obj.get("kind"):
+            raise ApiError.bad_request("Object 'Kind' is missing in the request")
+        return update(self.world, obj)
 
     def patch(self, kind: str, name: str, namespace: str | None, patch: Any, patch_type: str = "strategic") -> Obj:
-        if patch_type == "strategic" and kind in CUSTOM_KINDS:
-            # custom resources have no strategic-merge schema: the server refuses the media type
-            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
-        return self.world.store.patch(kind, name, namespace, patch, patch_type)
+        return apiserver_patch(self.world, kind, name, namespace, patch, patch_type)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, *, force: bool = False) -> Obj:
         world = self.world
@@ -102,9 +105,7 @@ class SimApi:
         return world.store.delete(kind, name, namespace, force=True)
 
     def scale(self, kind: str, name: str, namespace: str, replicas: int) -> Obj:
-        if replicas < 0:
-            raise ApiError.invalid(kind_info(kind).resource, name, f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")
-        return self.world.store.patch(kind, name, namespace, {"spec": {"replicas": int(replicas)}}, "merge")
+        return apiserver_scale(self.world, kind, name, namespace, replicas)
 
     def evict(self, name: str, namespace: str) -> None:
         pod = self.world.store.get("Pod", name, namespace)
@@ -448,6 +449,11 @@ class SimBackend:
     @classmethod
     def restore(cls, blob: bytes) -> "SimBackend":
         return cls(World.restore(blob))
+
+    def rewind(self, blob: bytes) -> None:
+        """Put this backend's cluster back to a :meth:`snapshot` (holders of the backend keep it)."""
+        world = World.restore(blob)
+        self.world, self.api, self.nodes, self.model = world, SimApi(world), SimNodes(world), SimModel(world)
 
     def firing_alerts(self) -> list[str]:
         return [a.line() for a in alerts_of(self.world).firing(self.world.clock.now)]

@@ -28,7 +28,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.rewards.base import OracleResult
 from sre_env.rewards.lifecycle import ForkGates
 from sre_env.rewards.mitigation import Baseline, record_baseline
-from sre_env.shell import CommandResult, ShellContext, run_command
+from sre_env.shell import CommandResult, ShellContext, changes_nothing, run_command
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.engine import advance, build_world
 from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout
@@ -140,6 +140,8 @@ class SimEpisodes:
         self._shell: ShellContext | None = None
         self._gates = ForkGates()
         self._cache: dict[str, Any] = {}
+        #: the cluster before the last command that could change it (what a failed step rolls back to)
+        self._checkpoint: bytes | None = None
 
     @property
     def cluster(self) -> SimBackend:
@@ -164,17 +166,38 @@ class SimEpisodes:
             schedule_noise(world, scenario.app, noise, seed, start=backend.now, horizon_s=NOISE_HORIZON_S, avoid=involved)
             backend.advance(lead)
         self._backend = backend
-        commands = dict(log_trace_commands(world))
-        commands.update(metrics_commands(world))
-        self._shell = ShellContext(backend=backend, namespace="default", extra_commands=commands)
+        self._shell = ShellContext(backend=backend, namespace="default", extra_commands=_query_commands(world))
         self._cache = {}
+        self._checkpoint = None
         return baseline
 
     def run_command(self, command: str) -> CommandResult:
+        """Run one command and let its time pass; a failure inside the simulator rolls the cluster back.
+
+        The simulator admits only objects its controllers were written for, so a
+        tick should never raise; if one does (a bug) -- in the command, or in time
+        it lets pass (``kubectl wait``) or takes -- the step still answers, with the
+        cluster put back to the checkpoint taken before the last command that
+        could change it: the episode continues and can be graded.
+        """
+        backend = self.cluster
+        assert self._shell is not None
+        if self._checkpoint is None or not changes_nothing(self._shell, command):
+            self._checkpoint = backend.snapshot()
+        try:
+            return self._run(command)
+        except Exception as exc:  # noqa: BLE001 -- the step must answer; the cluster goes back to a consistent state
+            backend.rewind(self._checkpoint)
+            self._shell.extra_commands = _query_commands(backend.world)
+            self._cache = {}
+            message = f"error: internal error in the simulated cluster ({type(exc).__name__}: {exc}); the cluster was rolled back to before the last change\n"
+            return CommandResult(message, 1, 0.0, False)
+
+    def _run(self, command: str) -> CommandResult:
         backend = self.cluster
         assert self._shell is not None
         before = backend.now
-        result = run_command(self._shell, command)
+        result = run_command(self._shell, command, contain=False)
         waited = backend.now - before  # `kubectl wait`, `run -i`: the command let time pass itself
         backend.advance(result.cost_s)
         if waited > 0:
@@ -216,6 +239,13 @@ class SimEpisodes:
 
     def close(self) -> None:
         """Nothing to release: the cluster lives in this process."""
+
+
+def _query_commands(world: World) -> dict[str, Any]:
+    """The telemetry commands (PromQL, LogQL, traces) over ``world``."""
+    commands = dict(log_trace_commands(world))
+    commands.update(metrics_commands(world))
+    return commands
 
 
 def _recent_logs(world: World, namespace: str, horizon_s: float = LOG_HORIZON_S, limit: int = LOG_LINES) -> str:

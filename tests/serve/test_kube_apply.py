@@ -21,7 +21,7 @@ import sre_env
 from sre_env.kube.patching import strategic_merge
 from sre_env.serve.kube_api import handle
 from sre_env.serve.kube_apply import apply_fields, ssa_merge
-from sre_env.serve.kube_fields import check_object, go_format
+from sre_env.kube.decoding import decode, go_format
 
 aiohttp = pytest.importorskip("aiohttp", reason="the [serve] extra (aiohttp) is not installed")
 KUBECTL = shutil.which("kubectl")
@@ -228,7 +228,7 @@ def test_every_object_the_simulator_stores_decodes_strictly(scenario: str) -> No
     env.reset(seed=0)
     env.backend.advance(60)
     store = env.backend.world.store
-    unknown = {(kind, p) for kind in store.kinds() for o in store.iter(kind) for p in check_object(copy.deepcopy(o)).unknown}
+    unknown = {(kind, p) for kind in store.kinds() for o in store.iter(kind) for p in decode(copy.deepcopy(o)).unknown}
     assert unknown == set()
 
 

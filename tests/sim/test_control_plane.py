@@ -427,7 +427,8 @@ def test_huge_cpu_request_is_insufficient_cpu(world, api):
 
 
 def test_cpu_and_memory_both_short_are_both_reported(world, api):
-    patch_container(api, "search", resources={"requests": {"cpu": "64", "memory": "512Gi"}})
+    # the limits go up too: a request above its limit is refused by validation
+    patch_container(api, "search", resources={"requests": {"cpu": "64", "memory": "512Gi"}, "limits": {"cpu": "64", "memory": "512Gi"}})
     advance(world, 3 * TICK_S)
     rev2 = rs_by_revision(api, "search")[2]["metadata"]["labels"]["pod-template-hash"]
     (pod,) = [p for p in live(api, "search") if p["metadata"]["labels"]["pod-template-hash"] == rev2]

@@ -54,12 +54,12 @@ def _unreachable(world: "World", host: "HostNode", now: float) -> None:
     node = world.store.find("Node", host.name)
     if node is None:
         return
-    taints = node["spec"].get("taints") or []
+    taints = node.setdefault("spec", {}).get("taints") or []
     if not any(t.get("key") == UNREACHABLE for t in taints):
         added = iso(now)
         node["spec"]["taints"] = [*taints, {"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": added}, {"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": added}]
         conds = []
-        for c in node["status"].get("conditions") or []:
+        for c in node.setdefault("status", {}).get("conditions") or []:
             c = dict(c)
             c.update(status="Unknown", reason="NodeStatusUnknown", message="Kubelet stopped posting node status.", lastTransitionTime=added)
             conds.append(c)
@@ -85,7 +85,7 @@ def _recovered(world: "World", host: "HostNode", now: float) -> None:
     node = world.store.find("Node", host.name)
     if node is None:
         return
-    taints = [t for t in node["spec"].get("taints") or [] if t.get("key") != UNREACHABLE]
+    taints = [t for t in node.setdefault("spec", {}).get("taints") or [] if t.get("key") != UNREACHABLE]
     if taints != (node["spec"].get("taints") or []):
         if taints:
             node["spec"]["taints"] = taints

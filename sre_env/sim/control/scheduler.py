@@ -111,7 +111,7 @@ def schedule_pending(world: "World") -> None:
         anti_only = 0
         for n in nodes:
             name = n["metadata"]["name"]
-            alloc = n["status"]["allocatable"]
+            alloc = (n.get("status") or {}).get("allocatable") or {}  # a Node no kubelet posted for has none
             if n["spec"].get("unschedulable"):
                 reasons["node(s) were unschedulable"] += 1
                 continue
@@ -126,8 +126,8 @@ def schedule_pending(world: "World") -> None:
                 reasons[NODE_AFFINITY_REASON] += 1
                 continue
             # NodeResourcesFit runs before VolumeBinding and reports every short resource
-            free_cpu = cpu_millicores(alloc["cpu"]) - used[name][0]
-            free_mem = memory_bytes(alloc["memory"]) - used[name][1]
+            free_cpu = cpu_millicores(alloc.get("cpu", "0")) - used[name][0]
+            free_mem = memory_bytes(alloc.get("memory", "0")) - used[name][1]
             slots = int(alloc.get("pods", 110)) - used[name][2]
             short = [r for r, bad in (("Too many pods", slots <= 0), ("Insufficient cpu", cpu > free_cpu), ("Insufficient memory", mem > free_mem)) if bad]
             if short:

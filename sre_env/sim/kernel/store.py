@@ -19,7 +19,7 @@ from sre_env.kube.selectors import parse_field_selector, parse_label_selector
 from sre_env.kube.timefmt import iso
 from sre_env.sim.kernel.clock import SimClock
 
-__all__ = ["ObjectStore"]
+__all__ = ["ObjectStore", "prepare_update"]
 
 Obj = dict[str, Any]
 
@@ -156,7 +156,7 @@ class ObjectStore:
         new = copy.deepcopy(obj)
         if kind in DEFAULTED_KINDS and kind != "Pod":  # a pod's probes are immutable: defaulted at create
             default_probes(new)
-        _validate_update(kind, old, new)
+        prepare_update(kind, old, new)
         nmeta = new["metadata"]
         for keep in ("uid", "creationTimestamp", "namespace", "ownerReferences", "deletionTimestamp"):
             if keep in old["metadata"] and keep not in nmeta:
@@ -261,63 +261,27 @@ class ObjectStore:
 _NAMESPACED = {k.kind: k.namespaced for k in KINDS}
 
 
-def _pod_spec_mutable_view(spec: Obj) -> Obj:
-    """A pod spec with the fields an update may change blanked out."""
-    view = copy.deepcopy(spec)
-    for key in ("containers", "initContainers"):
-        for ctr in view.get(key) or ():
-            ctr.pop("image", None)
-    view.pop("activeDeadlineSeconds", None)
-    view.pop("tolerations", None)
-    view.pop("terminationGracePeriodSeconds", None)
-    return view
+def prepare_update(kind: str, old: Obj, new: Obj) -> None:
+    """The update strategies' carry-overs (``PrepareForUpdate``), before an update is validated and stored.
 
-
-def _validate_update(kind: str, old: Obj, new: Obj) -> None:
-    """The API server's immutability rules for the kinds agents most often edit."""
-    name = old["metadata"]["name"]
-    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    A Namespace's ``spec.finalizers`` change only through the finalize
+    subresource, so an update keeps the old spec; a Service keeps its allocated
+    cluster IP when the update leaves it out, and a bound claim its volume.
+    What an update may not change is refused by admission (``sre_env.kube.validation``).
+    """
+    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else None
     if kind == "Namespace" and "spec" in old:
-        # spec.finalizers change only through the finalize subresource: updates keep the old spec
         new["spec"] = copy.deepcopy(old["spec"])
-    if kind == "PriorityClass" and new.get("value") != old.get("value"):
-        # pods resolved their priority at admission; the class's value can never change under them
-        raise ApiError(422, "Invalid", f'PriorityClass.scheduling.k8s.io "{name}" is invalid: value: Forbidden: may not be changed in an update.')
-    if kind == "Pod" and _pod_spec_mutable_view(old_spec) != _pod_spec_mutable_view(new_spec):
-        raise ApiError(
-            422,
-            "Invalid",
-            f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
-            "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
-            "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
-            "(allow it to be set to 1 if it was previously negative)",
-        )
-    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet") and "selector" in old_spec:
-        if new_spec.get("selector") != old_spec.get("selector"):
-            raise ApiError(
-                422,
-                "Invalid",
-                f'{kind}.apps "{name}" is invalid: spec.selector: Invalid value: '
-                f'v1.LabelSelector{{MatchLabels:map[string]string{{{", ".join(f"{k!r}:{v!r}".replace(chr(39), chr(34)) for k, v in sorted(((new_spec.get("selector") or {}).get("matchLabels") or {}).items()))}}}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: field is immutable',
-            )
-    if kind == "Service" and old_spec.get("clusterIP"):
-        if not new_spec.get("clusterIP"):
-            new.setdefault("spec", {})["clusterIP"] = old_spec["clusterIP"]
-            new["spec"].setdefault("clusterIPs", old_spec.get("clusterIPs", [old_spec["clusterIP"]]))
-        elif new_spec["clusterIP"] != old_spec["clusterIP"]:
-            raise ApiError(422, "Invalid", f'Service "{name}" is invalid: spec.clusterIPs[0]: Invalid value: []string{{"{new_spec["clusterIP"]}"}}: may not change once set')
-    if kind == "PersistentVolumeClaim":
-        strip = lambda sp: {k: v for k, v in sp.items() if k not in ("resources", "volumeName", "volumeAttributesClassName")}  # noqa: E731
-        if strip(old_spec) != strip(new_spec) and old_spec.get("volumeName"):
-            new_spec_clean = dict(new_spec)
-            if strip({**new_spec_clean, "volumeName": old_spec.get("volumeName")}) != strip(old_spec):
-                raise ApiError(
-                    422,
-                    "Invalid",
-                    f'PersistentVolumeClaim "{name}" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
-                )
-        if old_spec.get("volumeName") and not new_spec.get("volumeName"):
-            new.setdefault("spec", {})["volumeName"] = old_spec["volumeName"]
+    if kind == "Service" and old_spec.get("clusterIP") and not (new_spec or {}).get("clusterIP"):
+        spec = new.setdefault("spec", {}) if new_spec is None else new_spec
+        spec["clusterIP"] = old_spec["clusterIP"]
+        spec.setdefault("clusterIPs", old_spec.get("clusterIPs", [old_spec["clusterIP"]]))
+    if kind == "PersistentVolumeClaim" and old_spec.get("volumeName") and not (new_spec or {}).get("volumeName"):
+        spec = new.setdefault("spec", {}) if new_spec is None else new_spec
+        spec["volumeName"] = old_spec["volumeName"]
+
+
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 

@@ -21,10 +21,13 @@ Obj = dict[str, Any]
 
 def update_node_conditions(world: "World") -> None:
     for node in world.store.list("Node"):
-        host = world.hosts[node["metadata"]["name"]]
-        conds = _node_conditions(host, world.clock.now, node.get("status", {}).get("conditions") or [])
-        if conds != node["status"].get("conditions"):
-            node["status"]["conditions"] = conds
+        host = world.hosts.get(node["metadata"]["name"])
+        if host is None:  # a Node object no kubelet runs for: nobody posts its status
+            continue
+        status = node.setdefault("status", {})
+        conds = _node_conditions(host, world.clock.now, status.get("conditions") or [])
+        if conds != status.get("conditions"):
+            status["conditions"] = conds
             world.store.touch(node)
 
 
