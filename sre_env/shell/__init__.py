@@ -18,7 +18,7 @@ from .kubectl import COMMANDS, run_kubectl
 from .parse import ShellSyntaxError, Stage, parse_pipeline
 from .ssh import run_ssh
 
-__all__ = ["CommandResult", "ShellContext", "Handler", "changes_nothing", "run_command", "command_reference"]
+__all__ = ["CommandResult", "ShellContext", "Handler", "run_command", "command_reference"]
 
 INVALID_COST = 1.0
 MAX_SLEEP = 300.0
@@ -132,30 +132,6 @@ def run_command(ctx: ShellContext, command: str, *, contain: bool = True) -> Com
         return _run(ctx, command)
     except Exception as exc:  # last-resort safety net; real cases produce real messages
         return CommandResult(f"error: internal: {type(exc).__name__}: {exc}\n", 1, INVALID_COST, False)
-
-
-#: kubectl verbs that only read (the verb must come first: ``kubectl -n x get`` is not recognised)
-_READ_VERBS = frozenset({"get", "describe", "logs", "top", "explain", "api-resources", "api-versions", "version", "cluster-info", "events"})
-
-
-def changes_nothing(ctx: ShellContext, command: str) -> bool:
-    """Whether ``command`` surely leaves the cluster as it is, apart from the time it takes.
-
-    Conservative (``False`` when unsure): the episode keeps a checkpoint to roll a
-    failed step back to, and takes one only before commands that may change something.
-    """
-    try:
-        stages = parse_pipeline(command if isinstance(command, str) else str(command))
-    except ShellSyntaxError:
-        return True  # refused before anything runs
-    for stage in stages:
-        name = stage.argv[0]
-        if name == "kubectl":
-            if len(stage.argv) < 2 or stage.argv[1] not in _READ_VERBS:
-                return False
-        elif name not in FILTERS and name not in ctx.extra_commands and name != "sleep":
-            return False
-    return True
 
 
 def command_reference() -> str:

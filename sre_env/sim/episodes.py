@@ -28,7 +28,7 @@ from sre_env.kube.timefmt import iso
 from sre_env.rewards.base import OracleResult
 from sre_env.rewards.lifecycle import ForkGates
 from sre_env.rewards.mitigation import Baseline, record_baseline
-from sre_env.shell import CommandResult, ShellContext, changes_nothing, run_command
+from sre_env.shell import CommandResult, ShellContext, run_command
 from sre_env.sim.backend import SimBackend
 from sre_env.sim.engine import advance, build_world
 from sre_env.sim.kernel.hosts import DEFAULT_LAYOUT, ClusterLayout
@@ -140,8 +140,9 @@ class SimEpisodes:
         self._shell: ShellContext | None = None
         self._gates = ForkGates()
         self._cache: dict[str, Any] = {}
-        #: the cluster before the last command that could change it (what a failed step rolls back to)
-        self._checkpoint: bytes | None = None
+        #: how the episode started, and every command it has run since: what a failed step is rebuilt from
+        self._start: tuple[Scenario, float, int, str] | None = None
+        self._commands: list[str] = []
 
     @property
     def cluster(self) -> SimBackend:
@@ -168,30 +169,42 @@ class SimEpisodes:
         self._backend = backend
         self._shell = ShellContext(backend=backend, namespace="default", extra_commands=_query_commands(world))
         self._cache = {}
-        self._checkpoint = None
+        self._start = (scenario, develop_s, seed, noise)
+        self._commands = []
         return baseline
 
     def run_command(self, command: str) -> CommandResult:
-        """Run one command and let its time pass; a failure inside the simulator rolls the cluster back.
+        """Run one command and let its time pass; a failure inside the simulator puts the cluster back.
 
         The simulator admits only objects its controllers were written for, so a
         tick should never raise; if one does (a bug) -- in the command, or in time
-        it lets pass (``kubectl wait``) or takes -- the step still answers, with the
-        cluster put back to the checkpoint taken before the last command that
-        could change it: the episode continues and can be graded.
+        it lets pass (``kubectl wait``) or takes -- the step still answers, and the
+        cluster is rebuilt as it was before the command: the episode continues and
+        can be graded. The rebuild replays the episode (the simulator is
+        deterministic), so the steps that succeed pay nothing for this.
         """
-        backend = self.cluster
-        assert self._shell is not None
-        if self._checkpoint is None or not changes_nothing(self._shell, command):
-            self._checkpoint = backend.snapshot()
         try:
-            return self._run(command)
+            result = self._run(command)
         except Exception as exc:  # noqa: BLE001 -- the step must answer; the cluster goes back to a consistent state
-            backend.rewind(self._checkpoint)
-            self._shell.extra_commands = _query_commands(backend.world)
-            self._cache = {}
-            message = f"error: internal error in the simulated cluster ({type(exc).__name__}: {exc}); the cluster was rolled back to before the last change\n"
+            self._replay()
+            message = f"error: internal error in the simulated cluster ({type(exc).__name__}: {exc}); the cluster was put back to before this command\n"
             return CommandResult(message, 1, 0.0, False)
+        self._commands.append(command)
+        return result
+
+    def _replay(self) -> None:
+        """Rebuild the episode's cluster from its start and the commands that succeeded, into the backend the env holds."""
+        assert self._start is not None
+        held, commands = self.cluster, self._commands
+        scenario, develop_s, seed, noise = self._start
+        self.start_episode(scenario, develop_s=develop_s, seed=seed, noise=noise)
+        for command in commands:
+            self._run(command)  # each succeeded before, and the simulator is deterministic
+        self._commands = commands
+        held.adopt(self.cluster)
+        self._backend = held
+        assert self._shell is not None
+        self._shell.backend = held
 
     def _run(self, command: str) -> CommandResult:
         backend = self.cluster

@@ -1,4 +1,4 @@
-"""A step whose tick raises still answers, and the cluster goes back to before the change.
+"""A step whose tick raises still answers, and the cluster goes back to before the command.
 
 Admission keeps objects a controller cannot handle out of the store, so a tick
 should never raise; this forces one (a controller that fails while a given pod
@@ -35,7 +35,7 @@ def test_a_failing_tick_rolls_the_command_back_and_the_episode_goes_on(failing_s
     pods_before = sorted(p["metadata"]["name"] for p in env.backend.api.list("Pod", NS))
     obs, reward, terminated, truncated, info = env.step("kubectl run trigger --image=nginx")
     assert info["exit_code"] == 1 and not (terminated or truncated)
-    assert obs["output"] == "error: internal error in the simulated cluster (KeyError: 'status'); the cluster was rolled back to before the last change\n"
+    assert obs["output"] == "error: internal error in the simulated cluster (KeyError: 'status'); the cluster was put back to before this command\n"
     assert env.observation_space.contains(obs)
     # the pod the command created is gone, and so is the time the step took
     assert sorted(p["metadata"]["name"] for p in env.backend.api.list("Pod", NS)) == pods_before
