@@ -22,7 +22,7 @@ KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 from sre_env.serve.kube_api import handle  # noqa: E402
-from sre_env.serve.server import IncidentServer, write_kubeconfig  # noqa: E402
+from sre_env.serve.server import IncidentServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 from test_admission import REFUSED  # noqa: E402
@@ -41,7 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     env = sre_env.SREEnv("TargetPortMisconfig")
     env.reset(seed=0)
     server = IncidentServer(env.backend, speed=0, prom_port=None).start()
-    cfg = write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", server.url, NS)
+    cfg = server.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", NS)
     yield env, server, cfg
     server.stop()
     env.close()
