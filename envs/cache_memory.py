@@ -22,6 +22,7 @@ from sre_env.faults.redis import RedisServerArgs
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.redis_model import OOM_ERROR
 
+from .blind import rollback_repairs
 from .base import RootCause, SimScenario
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class CacheMemoryExhausted(SimScenario):
         "for everyone, while home and user timelines keep loading. No pod is crash-looping and the error "
         "rate on reads is normal. A platform-wide resource tuning change was rolled out this morning."
     )
+    accepted_blind = rollback_repairs("this morning's tuning of the cache's memory settings")
     mechanism = Mechanism(
         "cache_memory_exhausted",
         "application",
