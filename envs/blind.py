@@ -82,7 +82,7 @@ def rollback_repairs(change: str) -> dict[str, str]:
     rollout, and the Deployments with no earlier revision are left as they are.
     """
     reason = f"the cause is the latest rollout ({change}); `rollout undo` returns to the revision before it, the repair of a bad rollout"
-    return {"undo_everything": reason, "every_common_fix": f"it includes undo_everything: {reason}; the rest of it only replaces pods"}
+    return {"undo_everything": reason, "every_common_fix": f"it includes undo_everything: {reason}; the rest of it (uncordon, delete the NetworkPolicies, restart, delete pods) keeps the undone template"}
 
 
 def restart_repairs(why: str) -> dict[str, str]:
