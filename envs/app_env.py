@@ -23,8 +23,8 @@ from sre_env.faults.app_config import SetContainerEnv
 from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

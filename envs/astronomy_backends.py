@@ -33,8 +33,8 @@ from sre_env.faults.astronomy import (
 )
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
-from .blind import restart_repairs
 from .base import RootCause, SimScenario
+from .blind import restart_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:

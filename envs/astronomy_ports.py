@@ -25,8 +25,8 @@ from sre_env.rewards.base import Check
 
 from .app_common import address_check
 from .app_env import IncorrectPortAssignment, MisconfiguredEnv
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .missing_env_var import MissingEnvVar
 from .service_fault import ServiceFault
 

@@ -22,8 +22,8 @@ from sre_env.faults.redis import RedisServerArgs
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.redis_model import OOM_ERROR
 
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 
 if TYPE_CHECKING:
     from sre_env.sim.model import ModelBackend

@@ -19,8 +19,8 @@ from sre_env.faults.cpu import CpuLimit
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 from sre_env.rewards.base import Check, Mechanism
 
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from sre_env.rewards.base import Check, Mechanism
 from sre_env.sim.model import ModelBackend
 
 from .app_common import api_pod_env, misrouted_pods
-from .blind import rollback_repairs
 from .base import RootCause
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:

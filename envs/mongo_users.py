@@ -30,8 +30,8 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.mongo_auth import client_error
 
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving
-from .blind import restart_repairs
 from .base import RootCause, SimScenario
+from .blind import restart_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.network import dns
 
 from .app_common import find
-from .blind import rollback_repairs
 from .base import RootCause, Scenario, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .net_common import caller_routes_check, callers_of, request_path_callees
 

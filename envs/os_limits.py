@@ -41,8 +41,8 @@ from sre_env.sim.runtime.pg_reports import (
     shm_bytes,
 )
 
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:

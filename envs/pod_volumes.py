@@ -22,8 +22,8 @@ from sre_env.faults.pods import PatchWorkload
 from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import callers_fail, callers_of, find
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .pods_common import (
     REQUEST_DBS,
     json_patch,

@@ -24,8 +24,8 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.kernel.images import split_image
 
 from .app_common import callers_of, live_pods, pods_serving
-from .blind import rollback_repairs
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .service_fault import ServiceFault
 

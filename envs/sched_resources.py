@@ -30,8 +30,8 @@ from sre_env.sim.control.priority import pod_priority
 from sre_env.sim.control.quota import namespace_usage
 
 from .app_common import find
-from .blind import rollback_repairs
 from .base import RootCause, Scenario, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .sched_common import (
     STATELESS,

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import sre_env
-from sre_env.envs.blind import BLIND_STRATEGIES, WAIT_FOR_PODS_S, blind_strategies, restart_repairs, rollback_repairs
+from sre_env.envs.blind import (
+    BLIND_STRATEGIES,
+    WAIT_FOR_PODS_S,
+    blind_strategies,
+    restart_repairs,
+    rollback_repairs,
+)
 
 NS = "hotel-reservation"
 
