@@ -24,6 +24,7 @@ from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import DB_CLIENTS, DB_NAME, address_check, live_pods, pods_serving
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class MisconfiguredEnv(_EnvValueScenario):
         "feature of the hotel-reservation site fails for every user with HTTP 500s, while the rest of the "
         "site still works. Nobody has touched the cluster by hand."
     )
+    accepted_blind = rollback_repairs("the configuration change that set the wrong value")
     mechanism = Mechanism(
         "misconfigured_env",
         "application",
@@ -140,6 +142,7 @@ class IncorrectPortAssignment(_EnvValueScenario):
         "every user. Dashboards show one backend restarting over and over; its dependencies look healthy "
         "and were not changed."
     )
+    accepted_blind = rollback_repairs("the manifest update that set the wrong port")
     mechanism = Mechanism(
         "wrong_port_env",
         "application",
@@ -185,6 +188,7 @@ class EnvVarShadowing(ServiceFault, SimScenario):
         "One hotel-reservation feature fails for every user since a change was rolled out. The team checked "
         "the service's ConfigMap and says its values are exactly what they should be, and the database is up."
     )
+    accepted_blind = rollback_repairs("the change that added the env entry shadowing the ConfigMap's value")
     mechanism = Mechanism(
         "env_shadowing",
         "application",

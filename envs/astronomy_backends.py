@@ -34,6 +34,7 @@ from sre_env.faults.astronomy import (
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 
 from .base import RootCause, SimScenario
+from .blind import restart_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
@@ -152,6 +153,11 @@ class DBLockContention(SimScenario):
         "Finance reports that no orders have been booked for a while, and the accounting service's logs are full of "
         "database timeouts. Checkout works for customers. A developer was investigating the accounting database "
         "earlier today."
+    )
+    #: the idle transaction is a backend of the postgresql server, not of a client that reconnects
+    accepted_blind = restart_repairs(
+        "the idle transaction is held by a backend process of postgresql; a new postgresql pod starts without it "
+        "(its transaction is rolled back, its lock released, the port-forwarded psql client that opened it is gone)"
     )
     mechanism = Mechanism(
         "db_lock_contention",

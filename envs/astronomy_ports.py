@@ -26,6 +26,7 @@ from sre_env.rewards.base import Check
 from .app_common import address_check
 from .app_env import IncorrectPortAssignment, MisconfiguredEnv
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .missing_env_var import MissingEnvVar
 from .service_fault import ServiceFault
 
@@ -57,6 +58,7 @@ class AstronomyIncorrectPort(ServiceFault, SimScenario):
         "Since the astronomy shop was upgraded to the new chart version this morning, one part of the shop hangs and "
         "then fails for every user while the rest works. All pods are Running and Ready and nothing restarts."
     )
+    accepted_blind = rollback_repairs("the chart upgrade that set the wrong port")
 
     def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
         service, var = _EDGES[int(rng.integers(0, len(_EDGES)))]
@@ -122,6 +124,7 @@ class AstronomyMisconfiguredEnv(AstronomyIncorrectPort):
         "A configuration change went out through the deploy pipeline a few minutes ago. Since then one part of the "
         "astronomy shop fails for every user while the rest works; all pods are Running and none restarts."
     )
+    accepted_blind = rollback_repairs("the configuration change that set the wrong address")
 
     def _wrong(self, value: str, dependency: str, rng: np.random.Generator) -> dict[str, Any]:
         scheme = "http://" if value.startswith("http://") else ""

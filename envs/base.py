@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
@@ -108,6 +109,12 @@ class Scenario(ABC):
     mechanism: ClassVar[Mechanism | None] = None
     #: seconds of cluster time the incident develops before the agent's first look
     develop_s: ClassVar[float] = 180.0
+    #: the blind strategies (:data:`sre_env.envs.blind.BLIND_STRATEGIES`: undo, scale to zero and back,
+    #: restart or delete everything, or all of it at once, without looking at the cause) that ARE a
+    #: repair of this cause, each with the reason (``rollback_repairs``/``restart_repairs`` there build
+    #: the common ones). The conformance suite plays every strategy with a vague submit: these must
+    #: succeed and every other one must fail. Empty: no blind strategy repairs it.
+    accepted_blind: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     #: the fraction of a scenario's targets held out for testing generalisation
     heldout_share: ClassVar[float] = 0.25

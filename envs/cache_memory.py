@@ -23,6 +23,7 @@ from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.runtime.redis_model import OOM_ERROR
 
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 
 if TYPE_CHECKING:
     from sre_env.sim.model import ModelBackend
@@ -49,6 +50,7 @@ class CacheMemoryExhausted(SimScenario):
         "for everyone, while home and user timelines keep loading. No pod is crash-looping and the error "
         "rate on reads is normal. A platform-wide resource tuning change was rolled out this morning."
     )
+    accepted_blind = rollback_repairs("this morning's tuning of the cache's memory settings")
     mechanism = Mechanism(
         "cache_memory_exhausted",
         "application",

@@ -14,6 +14,7 @@ that must be fixed as well. Everything else is derived from the parts:
 - the wrong fixes are each part's own wrong fixes, plus repairing only the
   major or only a minor fault;
 - cause checks and allowed changes are the union of the parts';
+- a blind strategy is an accepted repair when it is one of every part;
 - the result is a :class:`SimScenario` when any part is one.
 """
 
@@ -144,6 +145,12 @@ def compose(
         "description": description or (major.description or major.summary),
         "develop_s": max(p.develop_s for p in parts),
         "mechanism": None,
+        # a blind strategy repairs the composition when it repairs every part
+        "accepted_blind": {
+            strategy: "; ".join(f"{p.family}: {p.accepted_blind[strategy]}" for p in parts)
+            for strategy in major.accepted_blind
+            if all(strategy in p.accepted_blind for p in parts)
+        },
         "__module__": __name__,
         "__qualname__": name,
     }

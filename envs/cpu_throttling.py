@@ -20,6 +20,7 @@ from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, cpu_millicores
 from sre_env.rewards.base import Check, Mechanism
 
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class CfsThrottling(ServiceFault, SimScenario):
         "is very slow at peak and often times out. Pods are Running and nothing restarts; the clean-up "
         "was reviewed and approved."
     )
+    accepted_blind = rollback_repairs("yesterday's clean-up that cut the CPU limit")
     mechanism = Mechanism(
         "cfs_throttling",
         "os",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.control_plane import LaterRollout
 from sre_env.kube.quantity import CPU_MS_PER_REQUEST_MS, requests_within_limits
 from sre_env.rewards.base import AllowedChange, Check, Mechanism
 from sre_env.sim.traffic.triggers import CacheRestart, LoadSpike
@@ -92,6 +93,9 @@ class RetryStorm(SimScenario):
         # latent conditions: last week's client upgrade turned on retries; the upstream was right-sized
         backend.api.patch("Deployment", v["frontend"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["frontend_container"], "env": [{"name": "RETRY_MAX", "value": str(v["retries"])}]}]}}}}, "strategic")
         backend.api.patch("Deployment", v["upstream"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
+        # both have been rolled out again since: the settings are long-standing, no `rollout undo` removes them
+        LaterRollout(ns, v["frontend"]).inject(backend)
+        LaterRollout(ns, v["upstream"]).inject(backend)
         self._spike(backend, SPIKE_AT_S)
 
     def replay_trigger(self, backend: "ModelBackend") -> str:
@@ -223,6 +227,8 @@ class CacheFlushStampede(SimScenario):
         # a request above the new limit would be refused: it comes down with the limit
         resources = requests_within_limits({"requests": (ctr.get("resources") or {}).get("requests") or {}, "limits": {"cpu": v["limit"]}})
         backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": resources}]}}}}, "strategic")
+        # the database has run (and been rolled out again) with that limit for a long time
+        LaterRollout(self.namespace, v["database"]).inject(backend)
         backend.model.schedule(backend.now + SPIKE_AT_S, CacheRestart(self.namespace, v["cache"]))
 
     def replay_trigger(self, backend: "ModelBackend") -> str:
@@ -336,6 +342,8 @@ class GcDegradation(ServiceFault, SimScenario):
         v = self.variant
         patch = {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "env": [{"name": "GOMEMLIMIT", "value": v["gomemlimit"]}], "resources": {"limits": {"cpu": v["cpu_limit"]}}}]}}}}
         backend.api.patch("Deployment", v["service"], self.namespace, patch, "strategic")
+        # last week's tuning, rolled out again since: `rollout undo` keeps the soft limit
+        LaterRollout(self.namespace, v["service"]).inject(backend)
         self._spike(backend, SPIKE_AT_S)
 
     def replay_trigger(self, backend: "ModelBackend") -> str:

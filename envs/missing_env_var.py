@@ -20,6 +20,7 @@ from sre_env.sim.model import ModelBackend
 
 from .app_common import api_pod_env, misrouted_pods
 from .base import RootCause
+from .blind import rollback_repairs
 from .service_fault import ServiceFault
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class MissingEnvVar(ServiceFault):
         "every user with HTTP 500 or timeouts; the rest of the site works. The push went out through the "
         "normal pipeline and nobody has touched the cluster since."
     )
+    accepted_blind = rollback_repairs("the configuration push that removed the env var")
     mechanism = Mechanism(
         "missing_env_var",
         "application",

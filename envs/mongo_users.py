@@ -31,6 +31,7 @@ from sre_env.sim.runtime.mongo_auth import client_error
 
 from .app_common import COLLECTION, DB_CLIENTS, DB_NAME, live_pods, pods_serving
 from .base import RootCause, SimScenario
+from .blind import restart_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
@@ -226,6 +227,8 @@ class StaleSecretCredentials(_MongoUserScenario):
         "The security team ran the quarterly credentials rotation an hour ago; its job reported success. Since "
         "then part of the hotel-reservation site intermittently returns HTTP 500 for some users."
     )
+    #: the cause is "restart needed": the pods read the password into their environment at start
+    accepted_blind = restart_repairs("the service's new pods read the rotated password from the Secret at start")
     mechanism = Mechanism(
         "stale_secret_env",
         "application",

@@ -27,6 +27,7 @@ from sre_env.sim.network import dns
 
 from .app_common import find
 from .base import RootCause, Scenario, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .net_common import caller_routes_check, callers_of, request_path_callees
 
@@ -229,6 +230,7 @@ class WrongDNSPolicy(Scenario):
         "one of its services. Its new pod keeps restarting; the databases, consul and every other service "
         "are healthy, and the same image ran fine before."
     )
+    accepted_blind = rollback_repairs("the change of the pod's dnsPolicy")
     mechanism = Mechanism(
         "pod_dns_policy",
         "network",

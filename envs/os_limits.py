@@ -42,6 +42,7 @@ from sre_env.sim.runtime.pg_reports import (
 )
 
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class EphemeralPortExhaustion(SimScenario):
         "the cart and ads work. Pods are Running and nothing restarts. A batch of pod-hardening changes from the "
         "security team was merged into several services' manifests last night."
     )
+    accepted_blind = rollback_repairs("last night's hardening change that narrowed the local port range")
     mechanism = Mechanism(
         "ephemeral_port_exhaustion",
         "os",
@@ -191,6 +193,7 @@ class FileDescriptorExhaustion(SimScenario):
         "feature, while others are fast. All pods are Running without restarts and the back-end services report no "
         "errors. The platform team added crash-dump settings to some containers during the window."
     )
+    accepted_blind = rollback_repairs("the start command with the ulimit added in yesterday's release window")
     mechanism = Mechanism(
         "fd_exhaustion",
         "os",
@@ -306,6 +309,7 @@ class DevShmExhaustion(SimScenario):
         "morning every revenue panel shows a database error on each refresh; the shop itself works and orders are "
         "recorded. The DBA says the server was given the settings the BI vendor recommends."
     )
+    accepted_blind = rollback_repairs("the BI vendor's server settings, which need more /dev/shm than the container has")
     mechanism = Mechanism(
         "dev_shm_exhaustion",
         "os",

@@ -23,6 +23,7 @@ from sre_env.rewards.base import Check, Mechanism
 
 from .app_common import callers_fail, callers_of, find
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .pods_common import (
     REQUEST_DBS,
     json_patch,
@@ -99,6 +100,7 @@ class PVCMismatch(_DataVolumeFault):
         "After a change to one of hotel-reservation's database deployments, some pages fail intermittently. The database's "
         "new pod has been Pending for minutes and the old one is gone."
     )
+    accepted_blind = rollback_repairs("the change of the database's claim name")
     mechanism = Mechanism(
         "pvc_mismatch",
         "kubernetes",
@@ -169,6 +171,7 @@ class DuplicatePVCMounts(_DataVolumeFault):
         "Since a change to one of hotel-reservation's database deployments, that database restarts in a loop and some "
         "pages fail. The other databases look healthy and the node it runs on has plenty of resources."
     )
+    accepted_blind = rollback_repairs("the change that mounts another database's claim")
     mechanism = Mechanism(
         "shared_rwo_claim",
         "kubernetes",
@@ -231,6 +234,7 @@ class PVAffinityViolation(_DataVolumeFault):
         "To spread load, someone pinned one of hotel-reservation's databases to a different worker node. Its pod has been "
         "Pending since and some pages fail; every node is Ready and has room."
     )
+    accepted_blind = rollback_repairs("the node pin that conflicts with the volume's node affinity")
     mechanism = Mechanism(
         "pv_node_affinity_conflict",
         "kubernetes",

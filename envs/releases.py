@@ -25,6 +25,7 @@ from sre_env.sim.kernel.images import split_image
 
 from .app_common import callers_of, live_pods, pods_serving
 from .base import RootCause, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .service_fault import ServiceFault
 
@@ -72,6 +73,7 @@ class IncorrectImage(SimScenario):
         "A maintenance change was rolled out to the hotel-reservation data tier a few minutes ago. Since then "
         "some pages intermittently return HTTP 500 for users."
     )
+    accepted_blind = rollback_repairs("the maintenance change that set the wrong image")
     mechanism = _INCORRECT_IMAGE
 
     def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
@@ -142,6 +144,7 @@ class IncorrectImageWrongCommand(ServiceFault, SimScenario):
         "A clean-up of the hotel-reservation manifests was merged and deployed a few minutes ago. Since then one "
         "feature of the site fails for every user; the image tags did not change."
     )
+    accepted_blind = rollback_repairs("the manifest clean-up that changed the container's command")
     mechanism = _INCORRECT_IMAGE
 
     def draw_variant(self, backend: "ModelBackend", rng: np.random.Generator) -> dict[str, Any]:
@@ -211,6 +214,7 @@ class BuggyRelease(ServiceFault, SimScenario):
         "Today's release went out through the normal pipeline and every pod came up Running and Ready. Since then "
         "part of the hotel-reservation site returns HTTP 500 for a share of requests; nothing is crash-looping."
     )
+    accepted_blind = rollback_repairs("today's release of the service")
     mechanism = Mechanism(
         "buggy_release",
         "application",

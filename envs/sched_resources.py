@@ -16,6 +16,7 @@ import numpy as np
 import yaml
 
 from sre_env.apps.hotel_reservation import HOTEL_RESERVATION
+from sre_env.faults.control_plane import LaterRollout
 from sre_env.faults.scheduling import (
     CreateObjects,
     RedeployDeployment,
@@ -30,6 +31,7 @@ from sre_env.sim.control.quota import namespace_usage
 
 from .app_common import find
 from .base import RootCause, Scenario, SimScenario
+from .blind import rollback_repairs
 from .briefs import impact, user_report
 from .sched_common import (
     STATELESS,
@@ -159,6 +161,7 @@ class LimitTooSmall(UnreachableService):
         "of the site fails for every user and the service's pod keeps restarting. Its logs show nothing "
         "alarming before each restart."
     )
+    accepted_blind = rollback_repairs("the cost-saving change that tightened the memory limit")
     mechanism = Mechanism(
         "memory_limit_too_low",
         "kubernetes",
@@ -560,6 +563,9 @@ class HPAWithoutRequests(SimScenario):
         for t in self.targets:
             # a values refactor dropped the resources block of the web tier
             SetContainerResources(self.namespace, t, self.app.component(t).container, {}, originals[t]).inject(backend)
+        for t in self.targets:
+            # last sprint's refactor, rolled out again since: no `rollout undo` brings the requests back
+            LaterRollout(self.namespace, t).inject(backend)
         TrafficSurge(self.app.name, _SURGE).inject(backend)
 
     def root_cause(self) -> RootCause:

@@ -10,14 +10,18 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sre_env.kube.timefmt import iso
+
 from .base import Fault
 
 if TYPE_CHECKING:
     from sre_env.backend import Backend
 
-__all__ = ["CreateObject", "LabelNamespace", "PatchObject", "RestartWorkload", "ScaleWorkload"]
+__all__ = ["CreateObject", "LabelNamespace", "PatchObject", "LaterRollout", "RestartWorkload", "ScaleWorkload"]
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+#: how long a later rollout waits for the deployment controller to record the change it follows
+_OBSERVE_S = 60
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,34 @@ class RestartWorkload(Fault):
 
     def recover(self, backend: Backend) -> None:
         pass  # a restart has nothing to undo
+
+
+@dataclass(frozen=True)
+class LaterRollout(Fault):
+    """A routine restart of a Deployment some time after a latent change to it.
+
+    A latent condition that only a trigger exposes (client retries, a tight CPU
+    limit, a soft memory limit) has been in place through normal operation and the
+    rollouts since: it is in the running template but not in the latest revision
+    alone, so ``kubectl rollout undo`` returns to a revision that still has it. The
+    fault waits until the deployment controller has recorded the change as a
+    revision of its own, then restarts the Deployment (:class:`RestartWorkload`).
+    """
+
+    namespace: str
+    name: str
+
+    def inject(self, backend: Backend) -> None:
+        for _ in range(_OBSERVE_S):
+            dep = backend.api.get("Deployment", self.name, self.namespace)
+            if (dep.get("status") or {}).get("observedGeneration", 0) >= dep["metadata"].get("generation", 0):
+                break
+            backend.advance(1.0)
+        # the annotation `kubectl rollout restart` writes: the time of the restart
+        RestartWorkload(self.namespace, "Deployment", self.name, iso(backend.now)).inject(backend)
+
+    def recover(self, backend: Backend) -> None:
+        pass  # a restart has nothing to undo; recovering the latent change restores the template
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from gymnasium.utils.env_checker import check_env
 
 import sre_env
 from sre_env.envs.base import DIFFICULTIES, LAYERS
+from sre_env.envs.blind import BLIND_STRATEGIES, blind_strategies
 from sre_env.envs.registry import scenario_class
+from sre_env.rewards.lifecycle import ImmediateOracle
 
 IDS = list(sre_env.ENV_IDS)
 SEEDS = (0, 1, 2)
@@ -100,6 +102,64 @@ def test_wrong_fixes_fail(env_id: str, seed: int) -> None:
         reward, term, info, _ = play(env_id, seed, commands)
         assert reward == 0.0, f"wrong fix {name!r} earned {reward}: {info['oracles']['live']}"
         assert not info["is_success"]
+
+
+#: what an agent that never looked at the cause submits
+VAGUE_SUBMIT = "submit restarted and rolled back what looked broken; it should be fixed now"
+#: the default suite's blind matrix: the ids blind fixes used to pass (the metastable ones, the lock held
+#: by a database session), one with a bad rollout and one needing new pods (accepted strategies), and one
+#: per remaining layer; every other id runs in CI's slow pass
+BLIND_DEFAULT_IDS = frozenset(
+    f"SREGym/{name}-v0"
+    for name in (
+        "RetryStorm",
+        "GcDegradation",
+        "CacheFlushStampede",
+        "DBLockContention",
+        "BuggyRelease",
+        "StaleSecretCredentials",
+        "HPAWithoutRequests",
+        "NetworkPolicyBlock",
+        "CfsThrottling",
+        "DiskSector",
+        "OperatorMisoperation-WrongVersion",
+    )
+)
+BLIND_IDS = [i if i in BLIND_DEFAULT_IDS else pytest.param(i, marks=pytest.mark.slow) for i in IDS]
+
+
+def test_blind_default_ids_are_registered() -> None:
+    assert BLIND_DEFAULT_IDS <= set(IDS)
+
+
+@pytest.mark.parametrize("env_id", BLIND_IDS)
+@pytest.mark.parametrize("seed", GRADED_SEEDS)
+def test_blind_strategies_fail_unless_accepted(env_id: str, seed: int) -> None:
+    # every blind strategy (undo, scale to zero and back, restart, delete pods, all at once), played from
+    # the one developed incident of this seed (each reset restores it from the cache), then a vague submit:
+    # the episode is a success exactly for the strategies the scenario declares a repair of its cause
+    env = gym.make(env_id, max_steps=500)  # the strategies name every workload: more commands than an episode allows
+    env.reset(seed=seed)
+    core = env.unwrapped
+    accepted = dict(core.scenario.accepted_blind)
+    assert set(accepted) <= set(BLIND_STRATEGIES), "accepted_blind names strategies of sre_env.envs.blind"
+    assert all(reason.strip() for reason in accepted.values()), "every accepted blind strategy says why it repairs the cause"
+    strategies = blind_strategies(core.backend, core.scenario.namespace)
+    unexpected = []
+    for name in BLIND_STRATEGIES:
+        env.reset(seed=seed)
+        for cmd in strategies[name]:
+            *_, term, trunc, _ = env.step(cmd)
+            assert not term and not trunc, f"{name}: episode ended early on {cmd!r}"
+        if name not in accepted and not ImmediateOracle().evaluate(core.backend, core.scenario, core._baseline).passed:
+            continue  # success needs the immediate gate, which grading would run on this very state: not a success
+        _, reward, term, _, info = env.step(VAGUE_SUBMIT)
+        assert term
+        if info["is_success"] != (name in accepted):
+            failed = {g: [f"{c['name']}: {c['detail']}" for c in r["checks"] if not c["passed"]] for g, r in info["oracles"].items() if not r["passed"] and g != "diagnosis"}
+            unexpected.append(f"{name}: {'fails although accepted' if name in accepted else 'passes (declare it with the reason, or fix the model)'} {failed}")
+    env.close()
+    assert not unexpected, unexpected
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -83,3 +83,20 @@ def test_gc_death_spiral_persists_and_restart_only_lasts_until_the_next_burst() 
     env.scenario.replay_trigger(env.backend)
     env.step("sleep 300")
     assert _success(env) < 0.8, "the next burst starts the spiral again"
+
+
+def _env_of(env, deployment: str, container: str) -> dict[str, str]:
+    dep = env.backend.api.get("Deployment", deployment, "hotel-reservation")
+    (c,) = [c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == container]
+    return {e["name"]: e.get("value") for e in c.get("env") or []}
+
+
+def test_the_latent_setting_is_long_standing_so_rollout_undo_keeps_it() -> None:
+    # the retries were turned on before the latest rollout: undo returns to a revision that has them
+    env = sre_env.SREEnv("RetryStorm")
+    env.reset(seed=0)
+    v = env.scenario.variant
+    assert _env_of(env, v["frontend"], v["frontend_container"])["RETRY_MAX"] == str(v["retries"])
+    obs, *_ = env.step(f"kubectl rollout undo deployment/{v['frontend']} -n hotel-reservation")
+    assert "rolled back" in obs["output"], obs["output"]
+    assert _env_of(env, v["frontend"], v["frontend_container"])["RETRY_MAX"] == str(v["retries"])
