@@ -39,6 +39,14 @@ SPIKE_AT_S = 30.0
 SPIKE_S = 90.0
 
 
+
+def _with_cpu_limit(backend: "ModelBackend", namespace: str, deployment: str, container: str, limit: str) -> dict[str, Any]:
+    """The container's resources with its CPU limit set to ``limit`` (as a strategic patch): a request above the
+    new limit would be refused by the API server, so it comes down with the limit, as an operator's change must."""
+    ctr = next(c for c in backend.api.get("Deployment", deployment, namespace)["spec"]["template"]["spec"]["containers"] if c["name"] == container)
+    return requests_within_limits({"requests": (ctr.get("resources") or {}).get("requests") or {}, "limits": {"cpu": limit}})
+
+
 class RetryStorm(SimScenario):
     family = "RetryStorm"
     app = HOTEL_RESERVATION
@@ -92,7 +100,8 @@ class RetryStorm(SimScenario):
         ns = self.namespace
         # latent conditions: last week's client upgrade turned on retries; the upstream was right-sized
         backend.api.patch("Deployment", v["frontend"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["frontend_container"], "env": [{"name": "RETRY_MAX", "value": str(v["retries"])}]}]}}}}, "strategic")
-        backend.api.patch("Deployment", v["upstream"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": {"limits": {"cpu": v["limit"]}}}]}}}}, "strategic")
+        resources = _with_cpu_limit(backend, ns, v["upstream"], v["container"], v["limit"])
+        backend.api.patch("Deployment", v["upstream"], ns, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": resources}]}}}}, "strategic")
         # both have been rolled out again since: the settings are long-standing, no `rollout undo` removes them
         LaterRollout(ns, v["frontend"]).inject(backend)
         LaterRollout(ns, v["upstream"]).inject(backend)
@@ -223,9 +232,7 @@ class CacheFlushStampede(SimScenario):
 
     def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
-        ctr = next(c for c in backend.api.get("Deployment", v["database"], self.namespace)["spec"]["template"]["spec"]["containers"] if c["name"] == v["container"])
-        # a request above the new limit would be refused: it comes down with the limit
-        resources = requests_within_limits({"requests": (ctr.get("resources") or {}).get("requests") or {}, "limits": {"cpu": v["limit"]}})
+        resources = _with_cpu_limit(backend, self.namespace, v["database"], v["container"], v["limit"])
         backend.api.patch("Deployment", v["database"], self.namespace, {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "resources": resources}]}}}}, "strategic")
         # the database has run (and been rolled out again) with that limit for a long time
         LaterRollout(self.namespace, v["database"]).inject(backend)
@@ -340,7 +347,8 @@ class GcDegradation(ServiceFault, SimScenario):
 
     def inject(self, backend: "ModelBackend") -> None:
         v = self.variant
-        patch = {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "env": [{"name": "GOMEMLIMIT", "value": v["gomemlimit"]}], "resources": {"limits": {"cpu": v["cpu_limit"]}}}]}}}}
+        resources = _with_cpu_limit(backend, self.namespace, v["service"], v["container"], v["cpu_limit"])
+        patch = {"spec": {"template": {"spec": {"containers": [{"name": v["container"], "env": [{"name": "GOMEMLIMIT", "value": v["gomemlimit"]}], "resources": resources}]}}}}
         backend.api.patch("Deployment", v["service"], self.namespace, patch, "strategic")
         # last week's tuning, rolled out again since: `rollout undo` keeps the soft limit
         LaterRollout(self.namespace, v["service"]).inject(backend)
