@@ -24,8 +24,22 @@ __all__ = ["RegexError", "compile_re2"]
 MAX_MEM = 8 << 20
 
 
+#: RE2's (C++) error codes -> Go's regexp/syntax ErrorCode texts, which the real tools print
+_GO_CODES = {
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+}
+
+
 class RegexError(ValueError):
-    """A pattern RE2 (and so the Go tool) refuses; ``msg`` is RE2's reason, e.g. ``missing ): (``."""
+    """A pattern RE2 (and so the Go tool) refuses; ``msg`` as Go's ``regexp/syntax.Error`` words it
+    after its ``error parsing regexp: `` prefix, e.g. ``missing closing ): `(a```."""
 
     def __init__(self, msg: str, pattern: str) -> None:
         super().__init__(msg)
@@ -53,4 +67,5 @@ def _compile(pattern: str, ignore_case: bool, dot_all: bool) -> Any:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
-        raise RegexError(str(reason), pattern) from None
+        code, _, frag = str(reason).partition(": ")
+        raise RegexError(f"{_GO_CODES.get(code, code)}: `{frag or pattern}`", pattern) from None

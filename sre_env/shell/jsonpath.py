@@ -205,7 +205,7 @@ def _test(item: Any, flt: tuple) -> bool:
         try:
             return compile_re2(str(rval)).search(left) is not None  # kubectl's filters are Go regexps
         except RegexError as exc:
-            raise JSONPathError(f"error parsing regexp: {exc.msg}: `{rval}`") from None
+            raise JSONPathError(f"error parsing regexp: {exc.msg}") from None
     if isinstance(rval, (int, float)) and not isinstance(rval, bool) and isinstance(left, str):
         try:
             left = float(left)

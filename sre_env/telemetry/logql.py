@@ -585,7 +585,7 @@ def _check_regex(pattern: str, col: int) -> None:
     try:
         _regex(pattern)
     except RegexError as exc:
-        raise LogQLError(f"parse error at line 1, col {col}: error parsing regexp: {exc.msg}: `{pattern}`") from None
+        raise LogQLError(f"parse error at line 1, col {col}: error parsing regexp: {exc.msg}") from None
 
 
 def parse(query: str) -> Expr:

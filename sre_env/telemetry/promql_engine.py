@@ -308,7 +308,7 @@ class Evaluator:
             else:
                 cols = np.asarray(sorted(set().union(*(self.tsdb.select(m).tolist() for m in sel.matchers))), dtype=np.int64)
         except RegexError as exc:
-            raise PromQLError("bad_data", f"parse error: invalid regular expression: {exc.msg}") from None
+            raise PromQLError("bad_data", f"parse error: error parsing regexp: {exc.msg}") from None
         if hit is not None and hit[0] is sel and np.array_equal(hit[2], cols):
             cols = hit[2]
         if len(self._selected) > 4096:  # ad-hoc queries compile new nodes: keep the cache bounded
