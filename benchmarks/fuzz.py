@@ -5,7 +5,8 @@
 
 The generator is tests/fuzz_grammar.py (shared with tests/test_fuzz.py). Step times
 exclude commands that let simulated time pass (sleep, wait, rollout status), which
-are reported apart; every other command over 1 s is listed. Memory: RSS at the
+and the steps that end an episode (grading runs the durability window) are reported
+apart; every other command over 1 s is listed. Memory: RSS at the
 start and end of one 2,000-step episode. Nothing is asserted: numbers are printed.
 """
 
@@ -35,14 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--id", action="append", default=[], help="an id to fuzz (repeatable; overrides --ids)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--episode-steps", type=int, default=2000, help="length of the memory episode (0: skip it)")
-    ap.add_argument("--progress", type=int, default=0, help="print a progress line every N commands")
+    ap.add_argument("--progress", action="store_true", help="print a progress line after each id")
+    ap.add_argument("--max-seconds", type=float, default=0, help="stop starting commands after this long (0: no limit); the ids share it evenly")
     args = ap.parse_args(argv)
     ids = args.id or pick_ids(args.ids)
     stats = FuzzStats()
     t0 = time.perf_counter()
     per_id = max(1, args.commands // len(ids))
     for k, env_id in enumerate(ids):
-        run_fuzz(env_id, per_id, seed=args.seed + k, stats=stats)
+        deadline = t0 + args.max_seconds * (k + 1) / len(ids) if args.max_seconds else None
+        run_fuzz(env_id, per_id, seed=args.seed + k, stats=stats, deadline=deadline)
         if args.progress:
             el = time.perf_counter() - t0
             print(f"[{el:7.0f}s] {env_id}: {stats.commands} commands, {len(stats.exceptions)} exceptions, {stats.commands / el:.1f}/s", flush=True)
@@ -65,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     passing = sorted(t for t, _, _ in stats.passing_times)
     if passing:
         print(f"time-passing commands: {len(passing)}, median {statistics.median(passing) * 1000:.0f} ms, max {passing[-1] * 1000:.0f} ms")
+    ending = sorted(stats.ending_times, reverse=True)
+    if ending:
+        print(f"episode-ending (grading) steps: {len(ending)}, median {statistics.median(t for t, _, _ in ending) * 1000:.0f} ms, max {ending[0][0]:.1f} s ({ending[0][1]}: {ending[0][2]})")
     if args.episode_steps:
         marks: dict[str, int] = {}
 
@@ -74,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ep = run_fuzz(ids[0], args.episode_steps, seed=args.seed, max_steps=args.episode_steps, safe=True, on_step=on_step)
         end = rss_bytes()
-        print(f"RSS over a {args.episode_steps}-step episode of {ids[0]} ({ep.resets} episode(s)): start {marks['start'] / 2**20:.0f} MiB, end {end / 2**20:.0f} MiB, exceptions {len(ep.exceptions)}")
+        print(f"RSS over a {args.episode_steps}-step episode of {ids[0]} ({ep.resets - 1} episode end(s)): start {marks['start'] / 2**20:.0f} MiB, end {end / 2**20:.0f} MiB, exceptions {len(ep.exceptions)}")
     return 1 if stats.exceptions or stats.out_of_space else 0
 
 

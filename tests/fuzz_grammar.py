@@ -283,7 +283,9 @@ class FuzzStats:
     out_of_space: list[tuple[str, str]] = field(default_factory=list)  # (id, command)
     #: (seconds, id, command) of steps that do not let simulated time pass
     times: list[tuple[float, str, str]] = field(default_factory=list)
+    #: steps that let simulated time pass: time-passing commands and the steps that end (and grade) an episode
     passing_times: list[tuple[float, str, str]] = field(default_factory=list)
+    ending_times: list[tuple[float, str, str]] = field(default_factory=list)
     resets: int = 0
 
     def slowest(self) -> tuple[float, str, str] | None:
@@ -294,8 +296,11 @@ def _short(cmd: str, n: int = 160) -> str:
     return repr(cmd if len(cmd) <= n else cmd[:n] + f"...(+{len(cmd) - n} chars)")
 
 
-def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = None, refresh_every: int = 50, on_step: Callable[[int, Any], None] | None = None, max_steps: int | None = None, safe: bool = False) -> FuzzStats:
-    """Run ``n`` generated commands on ``env_id`` (resetting when an episode ends); exceptions are caught and recorded."""
+def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = None, refresh_every: int = 50, on_step: Callable[[int, Any], None] | None = None, max_steps: int | None = None, safe: bool = False, deadline: float | None = None) -> FuzzStats:
+    """Run ``n`` generated commands on ``env_id`` (resetting when an episode ends); exceptions are caught and recorded.
+
+    ``deadline``: a ``time.perf_counter()`` value after which no further command starts.
+    """
     stats = stats or FuzzStats()
     kwargs = {"max_steps": max_steps} if max_steps else {}
     env = gym.make(env_id, **kwargs)
@@ -307,6 +312,8 @@ def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = No
     grammar = Grammar(inner, rng, safe=safe)
     try:
         for i in range(n):
+            if deadline is not None and time.perf_counter() > deadline:
+                break
             if i and i % refresh_every == 0:
                 grammar.refresh()
             cmd = grammar.command()
@@ -319,7 +326,11 @@ def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = No
                 obs = None
             dt = time.perf_counter() - t0
             stats.commands += 1
-            (stats.passing_times if passes_time(cmd) else stats.times).append((dt, env_id, _short(cmd)))
+            # a step that ends the episode grades it, which lets simulated time pass (the durability window)
+            ended = obs is not None and (term or trunc)
+            (stats.passing_times if passes_time(cmd) or ended else stats.times).append((dt, env_id, _short(cmd)))
+            if ended:
+                stats.ending_times.append((dt, env_id, _short(cmd)))
             if obs is not None and not inner.observation_space.contains(obs):
                 stats.out_of_space.append((env_id, _short(cmd)))
             if on_step is not None:

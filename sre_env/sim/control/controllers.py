@@ -445,7 +445,8 @@ def _endpoints_list_any(ep: Obj | None, pod_names: set[str]) -> bool:
 def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> None:
     store = world.store
     pods_by_ns: dict[str, list[Obj]] = {}
-    for pod in store.iter("Pod"):
+    # only a pod bound to a node has an IP: thousands of Pending replicas cost nothing here
+    for pod in store.bound_pods():
         pods_by_ns.setdefault(pod["metadata"]["namespace"], []).append(pod)
     for svc in store.list("Service"):
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
