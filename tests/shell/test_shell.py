@@ -147,3 +147,8 @@ def test_fuzz_random_printable(ctx):
         r = run_command(ctx, cmd)
         assert isinstance(r, CommandResult)
         assert "internal:" not in r.output, (cmd, r.output)
+
+
+def test_a_pipeline_takes_as_long_as_its_slowest_stage(sh):
+    assert sh("sleep 30 | cat").cost_s == 30.0
+    assert sh(" | ".join(["nosuchcommand"] * 2000)).cost_s == 1.0
