@@ -8,7 +8,9 @@ implemented; anything else fails loudly rather than being silently ignored.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
+
+from sre_env.kube.regexp import RegexError, compile_re2
 
 __all__ = ["FILTERS", "FilterFn"]
 
@@ -59,6 +61,44 @@ _GREP_LONG = {
     "--quiet": "q", "--silent": "q", "--no-filename": "h",
 }
 _GREP_VALUED = {"A", "B", "C", "e", "m"}
+
+
+def _grep_regex(parts: list[str], word: bool, ignore_case: bool) -> tuple[Any, Callable[[], Any]]:
+    """(matcher for whether a line matches, maker of the matcher whose matches ``-o`` prints).
+
+    GNU grep matches without backtracking unless a backreference needs it; RE2 does the
+    same in linear time, so ``(a*)*b`` against a long line cannot hang the step. What RE2
+    refuses (backreferences, ``-P`` lookaround) goes to Python's engine. ``-w``: a line
+    matches when the pattern occurs between non-word characters or the line's ends.
+    """
+    alt = "|".join(parts)
+    refused = ""
+    try:
+        line_rx = compile_re2(rf"(?:^|\W)(?:{alt})(?:\W|$)" if word else alt, ignore_case=ignore_case)
+    except RegexError as exc:
+        line_rx, refused = None, exc.msg
+    flags = re.IGNORECASE if ignore_case else 0
+    py = rf"(?<!\w)(?:{alt})(?!\w)" if word else alt
+    if line_rx is None:
+        try:
+            re.compile(py, flags)
+        except re.error as exc:
+            # GNU grep's words for the common mistakes
+            if refused.startswith("missing closing )"):
+                raise re.error("Unmatched ( or \\(") from None
+            if refused.startswith("missing closing ]"):
+                raise re.error("Unmatched [, [^, [:, [., or [=") from None
+            raise exc from None
+
+    def finder() -> Any:
+        if not word and line_rx is not None:
+            return line_rx
+        return re.compile(py, flags)
+
+    if line_rx is None:
+        rx = re.compile(py, flags)
+        return rx, lambda: rx
+    return line_rx, finder
 
 
 def _bre_to_python(p: str) -> str:
@@ -155,10 +195,8 @@ def grep(argv: list[str], stdin: str | None) -> Result:
                 p = re.escape(p)
             elif "E" not in flags and "P" not in flags:
                 p = _bre_to_python(p)
-            if "w" in flags:
-                p = rf"(?<!\w)(?:{p})(?!\w)"
             parts.append(f"(?:{p})")
-        rx = re.compile("|".join(parts), re.IGNORECASE if "i" in flags else 0)
+        rx, finder = _grep_regex(parts, "w" in flags, "i" in flags)
     except re.error as exc:
         return "", f"grep: {exc}\n", 2
     lines = _lines(stdin)
@@ -185,7 +223,7 @@ def grep(argv: list[str], stdin: str | None) -> Result:
     if "o" in flags and not invert:
         for k, ln in enumerate(lines):
             if hits[k]:
-                for m in rx.finditer(ln):
+                for m in finder().finditer(ln):
                     if m.group(0):
                         out.append(f"{k + 1}:{m.group(0)}" if num else m.group(0))
         return _join(out), "", code
@@ -545,8 +583,8 @@ def awk(argv: list[str], stdin: str | None) -> Result:
         else:
             neg = cond.startswith("!")
             try:
-                crx = re.compile(cond.lstrip("!")[1:-1])
-            except re.error as exc:
+                crx = compile_re2(cond.lstrip("!")[1:-1])  # awk's regexps are ERE: no backtracking
+            except RegexError as exc:
                 return "", f"awk: fatal: invalid regex: {exc}\n", 2
             cond_fn = lambda nr, ln: bool(crx.search(ln)) != neg  # noqa: E731
     out = []
