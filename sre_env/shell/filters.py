@@ -39,8 +39,16 @@ def _bad_option(prog: str, opt: str) -> Result:
     return "", f"{msg}\nTry '{prog} --help' for more information.\n", 2 if prog in ("grep", "sort") else 1
 
 
+def _count(digits: str) -> int:
+    """A run of decimal digits as a count; past 10**18 it saturates (no line or field number gets
+    there, and Python would refuse to convert a 5000-digit string at all)."""
+    return int(digits) if len(digits) <= 18 else 10**18
+
+
 def _int(prog: str, what: str, val: str) -> int:
     try:
+        if len(val) > 20:
+            raise ValueError(val)
         return int(val)
     except ValueError:
         raise _FilterError(f"{prog}: invalid {what}: '{val}'") from None
@@ -82,6 +90,8 @@ def _grep_regex(parts: list[str], word: bool, ignore_case: bool) -> tuple[Any, C
     if line_rx is None:
         try:
             re.compile(py, flags)
+        except RecursionError:
+            raise re.error("regular expression too big") from None
         except re.error as exc:
             # GNU grep's words for the common mistakes
             if refused.startswith("missing closing )"):
@@ -290,10 +300,10 @@ def _head_tail(prog: str, argv: list[str], stdin: str | None) -> Result:
     from_start = n_str.startswith("+")
     neg = n_str.startswith("-")
     body = n_str.lstrip("+-")
-    if not body.isdigit():
+    if not body.isdecimal():
         what = "number of lines"
         return "", f"{prog}: invalid {what}: '{n_str}'\n", 1
-    n = int(body)
+    n = _count(body)
     if prog == "head":
         sel = lines[: len(lines) - n] if neg else lines[:n]
     elif from_start:
@@ -379,9 +389,9 @@ def sort(argv: list[str], stdin: str | None) -> Result:
             spec = a[2:].split(",")[0]
             flags_in = "".join(ch for ch in spec if ch.isalpha())
             spec_num = spec.split(".")[0].rstrip("nrhb")
-            if not spec_num.isdigit() or int(spec_num) < 1:
+            if not spec_num.isdecimal() or _count(spec_num) < 1:
                 return "", f"sort: invalid number at field start: invalid count at start of '{a[2:]}'\n", 2
-            key_field = int(spec_num)
+            key_field = _count(spec_num)
             num = num or "n" in flags_in
             rev = rev or "r" in flags_in
             human = human or "h" in flags_in
@@ -461,11 +471,11 @@ def _ranges(spec: str) -> list[tuple[int, int]] | None:
         if not m:
             return None
         if m.group(3):
-            n = int(m.group(3))
+            n = _count(m.group(3))
             out.append((n, n))
         else:
-            lo = int(m.group(1)) if m.group(1) else 1
-            hi = int(m.group(2)) if m.group(2) else 10**9
+            lo = _count(m.group(1)) if m.group(1) else 1
+            hi = _count(m.group(2)) if m.group(2) else 10**9
             out.append((lo, hi))
     if any(lo < 1 for lo, _ in out):
         return None
@@ -577,7 +587,7 @@ def awk(argv: list[str], stdin: str | None) -> Result:
         if cond.startswith("NR"):
             cm = re.match(r"NR\s*(==|!=|>=|<=|>|<)\s*(\d+)", cond)
             assert cm
-            op, val = cm.group(1), int(cm.group(2))
+            op, val = cm.group(1), _count(cm.group(2))
             ops = {"==": int.__eq__, "!=": int.__ne__, ">=": int.__ge__, "<=": int.__le__, ">": int.__gt__, "<": int.__lt__}
             cond_fn = lambda nr, ln: ops[op](nr, val)  # noqa: E731
         else:
@@ -604,9 +614,9 @@ def awk(argv: list[str], stdin: str | None) -> Result:
                     if v == "$NF":
                         idx = len(fields)
                     elif v.startswith("$("):
-                        idx = len(fields) - int(v[5:-1])
+                        idx = len(fields) - _count(v[5:-1])
                     else:
-                        idx = int(v[1:])
+                        idx = _count(v[1:])
                     piece.append(ln if idx == 0 else (fields[idx - 1] if 0 < idx <= len(fields) else ""))
             vals.append("".join(piece))
         out.append(" ".join(vals))

@@ -112,6 +112,8 @@ def go_parse_int(val: str) -> int:
     if not _GO_INT.fullmatch(val):
         raise ValueError("invalid syntax")
     text = val.replace("_", "")
+    if len(text) > 70:  # past int64 in any base (and past what Python converts from a string)
+        raise ValueError("value out of range")
     sign = -1 if text[0] == "-" else 1
     body = text.lstrip("+-")
     n = int(body, 8) if len(body) > 1 and body[0] == "0" and body[1].isdigit() else int(body, 0)
