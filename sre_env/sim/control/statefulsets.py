@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from sre_env.errors import ApiError
 from sre_env.sim.control.apiserver import create
 from sre_env.sim.control.client_limits import ClientLimits, client
 from sre_env.sim.control.controllers import pod_is_ready, template_hash
@@ -67,7 +68,13 @@ def _reconcile(world: "World", sts: Obj) -> None:
                 store.requeue(sts)
                 break
             _ensure_claims(world, sts, i)
-            pods[i] = _create_pod(world, sts, i, revision)
+            try:
+                pods[i] = _create_pod(world, sts, i, revision)
+            except ApiError as exc:
+                # admission refused it (a failing webhook, quota): the controller's event, retried next sync
+                world.event(sts, "Warning", "FailedCreate", f"create Pod {name}-{i} in StatefulSet {name} failed error: {exc.message}", "statefulset-controller")
+                store.requeue(sts)
+                break
             world.event(sts, "Normal", "SuccessfulCreate", f"create Pod {name}-{i} in StatefulSet {name} successful", "statefulset-controller")
             if ordered:
                 break
