@@ -41,7 +41,7 @@ from sre_env.sim.episodes import SimEpisodes
 from sre_env.sim.noise import NOISE_LEVELS
 from sre_env.telemetry.exporters import observation_series
 
-__all__ = ["SREEnv", "EpisodeLength", "CHARSET", "OUTPUT_MAX", "metric_names"]
+__all__ = ["SREEnv", "EpisodeLength", "CHARSET", "OUTPUT_MAX", "ACTION_MAX", "metric_names"]
 
 #: characters observations and actions may contain (printable ASCII, newline, tab)
 CHARSET = frozenset(string.printable) - {"\x0b", "\x0c", "\r"}
@@ -96,6 +96,11 @@ def sanitize(text: str, limit: int) -> str:
         marker = "\n... [output truncated]\n"
         text = text[: limit - len(marker)] + marker
     return text
+
+
+def too_long(action: str) -> str:
+    """What the shell answers to a line longer than :data:`ACTION_MAX` (it reads none of it)."""
+    return f"sre-env shell: command line too long: {len(action)} characters (at most {ACTION_MAX}); nothing was run\n"
 
 
 def metric_names(scenario_cls: type[Scenario]) -> list[str]:
@@ -211,11 +216,16 @@ class SREEnv(gym.Env[dict[str, Any], str]):
         if not isinstance(action, str):
             action = str(action)
         self._steps += 1
-        stripped = action.strip()
         reward = -self.reward_spec.step_cost
         terminated = truncated = False
-        flags = self._risk.observe(self._steps, action)
-        if stripped == "submit" or stripped.startswith(("submit ", "submit\n", "submit\t")):
+        refused = len(action) > ACTION_MAX
+        stripped = "" if refused else action.strip()
+        flags = [] if refused else self._risk.observe(self._steps, action)
+        if refused:
+            # refused before anything reads it (no parsing, no risk scan, nothing reaches the cluster):
+            # the step counts, so the step limit still bounds the episode; no cluster time passes
+            result = CommandResult(too_long(action), 2, 0.0, False)
+        elif stripped == "submit" or stripped.startswith(("submit ", "submit\n", "submit\t")):
             text = stripped[len("submit") :].strip()
             if self.task == "e2e" and self._diagnosis is None:
                 self._diagnosis_text = text

@@ -11,6 +11,7 @@ certificate always has the same bytes, two different ones never match, and
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -78,7 +79,15 @@ _TIME = re.compile(rb"\x17\x0d(\d{12})Z")
 
 
 def parse_certificate(pem: str) -> CertInfo | None:
-    """The first certificate of a PEM bundle, or None if it is not one."""
+    """The first certificate of a PEM bundle, or None if it is not one (memoised for
+    certificate-sized texts: admission checks a webhook's serving certificate on every pod create)."""
+    if isinstance(pem, str) and len(pem) <= 16384:
+        return _parse_certificate(pem)
+    return _parse_certificate.__wrapped__(pem)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_certificate(pem: str) -> CertInfo | None:
     m = _PEM.search(pem or "")
     if not m:
         return None

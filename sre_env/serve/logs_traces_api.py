@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["handle_loki", "handle_jaeger", "is_loki", "is_jaeger"]
 
 EPOCH_UNIX = EPOCH.timestamp()
+#: Loki's default limits_config.max_entries_limit_per_query
+MAX_ENTRIES_LIMIT_PER_QUERY = 5000
 
 
 def is_loki(path: str) -> bool:
@@ -68,10 +70,17 @@ def handle_loki(backend: "SimBackend", path: str, query_string: str, offset: int
             expr = arg("query")
             if not expr:
                 return KubeResponse(400, "query parameter is required\n", "text/plain")
+            try:
+                limit = int(arg("limit") or 100)
+            except ValueError:
+                return KubeResponse(400, f"invalid limit: strconv.ParseInt: parsing {json.dumps(arg('limit'))}: invalid syntax\n", "text/plain")
+            if limit > MAX_ENTRIES_LIMIT_PER_QUERY:
+                # Loki's limits_config.max_entries_limit_per_query (default 5000), with the querier's message
+                return KubeResponse(400, f"max entries limit per query exceeded, limit > max_entries_limit_per_query ({limit} > {MAX_ENTRIES_LIMIT_PER_QUERY})\n", "text/plain")
             start = _seconds(arg("start"), now_unix - 3600.0)
             opts = logql.QueryOptions(
                 since_s=max(now_unix - start, 0.0),
-                limit=int(arg("limit") or 100),
+                limit=limit,
                 forward=arg("direction") == "forward",
                 output="json",
                 step_s=float(arg("step").rstrip("s")) if arg("step") else None,

@@ -98,7 +98,9 @@ def _run(ctx: ShellContext, command: str) -> CommandResult:
     tail = ""
     for i, stage in enumerate(stages):
         out, err, code, c, m, merged = _run_stage(ctx, stage, stdin)
-        cost += c
+        # a pipeline's stages run side by side: it takes as long as its slowest stage, so
+        # a line of 5000 stages costs one stage's time, not 5000 of them
+        cost = max(cost, c)
         mutated = mutated or m
         if stage.stderr_to_stdout and not stage.drop_stderr:
             out, err = (merged if merged is not None else out + err), ""

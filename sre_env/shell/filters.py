@@ -8,7 +8,9 @@ implemented; anything else fails loudly rather than being silently ignored.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
+
+from sre_env.kube.regexp import RegexError, compile_re2
 
 __all__ = ["FILTERS", "FilterFn"]
 
@@ -37,8 +39,16 @@ def _bad_option(prog: str, opt: str) -> Result:
     return "", f"{msg}\nTry '{prog} --help' for more information.\n", 2 if prog in ("grep", "sort") else 1
 
 
+def _count(digits: str) -> int:
+    """A run of decimal digits as a count; past 10**18 it saturates (no line or field number gets
+    there, and Python would refuse to convert a 5000-digit string at all)."""
+    return int(digits) if len(digits) <= 18 else 10**18
+
+
 def _int(prog: str, what: str, val: str) -> int:
     try:
+        if len(val) > 20:
+            raise ValueError(val)
         return int(val)
     except ValueError:
         raise _FilterError(f"{prog}: invalid {what}: '{val}'") from None
@@ -59,6 +69,46 @@ _GREP_LONG = {
     "--quiet": "q", "--silent": "q", "--no-filename": "h",
 }
 _GREP_VALUED = {"A", "B", "C", "e", "m"}
+
+
+def _grep_regex(parts: list[str], word: bool, ignore_case: bool) -> tuple[Any, Callable[[], Any]]:
+    """(matcher for whether a line matches, maker of the matcher whose matches ``-o`` prints).
+
+    GNU grep matches without backtracking unless a backreference needs it; RE2 does the
+    same in linear time, so ``(a*)*b`` against a long line cannot hang the step. What RE2
+    refuses (backreferences, ``-P`` lookaround) goes to Python's engine. ``-w``: a line
+    matches when the pattern occurs between non-word characters or the line's ends.
+    """
+    alt = "|".join(parts)
+    refused = ""
+    try:
+        line_rx = compile_re2(rf"(?:^|\W)(?:{alt})(?:\W|$)" if word else alt, ignore_case=ignore_case)
+    except RegexError as exc:
+        line_rx, refused = None, exc.msg
+    flags = re.IGNORECASE if ignore_case else 0
+    py = rf"(?<!\w)(?:{alt})(?!\w)" if word else alt
+    if line_rx is None:
+        try:
+            re.compile(py, flags)
+        except RecursionError:
+            raise re.error("regular expression too big") from None
+        except re.error as exc:
+            # GNU grep's words for the common mistakes
+            if refused.startswith("missing closing )"):
+                raise re.error("Unmatched ( or \\(") from None
+            if refused.startswith("missing closing ]"):
+                raise re.error("Unmatched [, [^, [:, [., or [=") from None
+            raise exc from None
+
+    def finder() -> Any:
+        if not word and line_rx is not None:
+            return line_rx
+        return re.compile(py, flags)
+
+    if line_rx is None:
+        rx = re.compile(py, flags)
+        return rx, lambda: rx
+    return line_rx, finder
 
 
 def _bre_to_python(p: str) -> str:
@@ -155,10 +205,8 @@ def grep(argv: list[str], stdin: str | None) -> Result:
                 p = re.escape(p)
             elif "E" not in flags and "P" not in flags:
                 p = _bre_to_python(p)
-            if "w" in flags:
-                p = rf"(?<!\w)(?:{p})(?!\w)"
             parts.append(f"(?:{p})")
-        rx = re.compile("|".join(parts), re.IGNORECASE if "i" in flags else 0)
+        rx, finder = _grep_regex(parts, "w" in flags, "i" in flags)
     except re.error as exc:
         return "", f"grep: {exc}\n", 2
     lines = _lines(stdin)
@@ -185,7 +233,7 @@ def grep(argv: list[str], stdin: str | None) -> Result:
     if "o" in flags and not invert:
         for k, ln in enumerate(lines):
             if hits[k]:
-                for m in rx.finditer(ln):
+                for m in finder().finditer(ln):
                     if m.group(0):
                         out.append(f"{k + 1}:{m.group(0)}" if num else m.group(0))
         return _join(out), "", code
@@ -252,10 +300,10 @@ def _head_tail(prog: str, argv: list[str], stdin: str | None) -> Result:
     from_start = n_str.startswith("+")
     neg = n_str.startswith("-")
     body = n_str.lstrip("+-")
-    if not body.isdigit():
+    if not body.isdecimal():
         what = "number of lines"
         return "", f"{prog}: invalid {what}: '{n_str}'\n", 1
-    n = int(body)
+    n = _count(body)
     if prog == "head":
         sel = lines[: len(lines) - n] if neg else lines[:n]
     elif from_start:
@@ -341,9 +389,9 @@ def sort(argv: list[str], stdin: str | None) -> Result:
             spec = a[2:].split(",")[0]
             flags_in = "".join(ch for ch in spec if ch.isalpha())
             spec_num = spec.split(".")[0].rstrip("nrhb")
-            if not spec_num.isdigit() or int(spec_num) < 1:
+            if not spec_num.isdecimal() or _count(spec_num) < 1:
                 return "", f"sort: invalid number at field start: invalid count at start of '{a[2:]}'\n", 2
-            key_field = int(spec_num)
+            key_field = _count(spec_num)
             num = num or "n" in flags_in
             rev = rev or "r" in flags_in
             human = human or "h" in flags_in
@@ -423,11 +471,11 @@ def _ranges(spec: str) -> list[tuple[int, int]] | None:
         if not m:
             return None
         if m.group(3):
-            n = int(m.group(3))
+            n = _count(m.group(3))
             out.append((n, n))
         else:
-            lo = int(m.group(1)) if m.group(1) else 1
-            hi = int(m.group(2)) if m.group(2) else 10**9
+            lo = _count(m.group(1)) if m.group(1) else 1
+            hi = _count(m.group(2)) if m.group(2) else 10**9
             out.append((lo, hi))
     if any(lo < 1 for lo, _ in out):
         return None
@@ -539,14 +587,14 @@ def awk(argv: list[str], stdin: str | None) -> Result:
         if cond.startswith("NR"):
             cm = re.match(r"NR\s*(==|!=|>=|<=|>|<)\s*(\d+)", cond)
             assert cm
-            op, val = cm.group(1), int(cm.group(2))
+            op, val = cm.group(1), _count(cm.group(2))
             ops = {"==": int.__eq__, "!=": int.__ne__, ">=": int.__ge__, "<=": int.__le__, ">": int.__gt__, "<": int.__lt__}
             cond_fn = lambda nr, ln: ops[op](nr, val)  # noqa: E731
         else:
             neg = cond.startswith("!")
             try:
-                crx = re.compile(cond.lstrip("!")[1:-1])
-            except re.error as exc:
+                crx = compile_re2(cond.lstrip("!")[1:-1])  # awk's regexps are ERE: no backtracking
+            except RegexError as exc:
                 return "", f"awk: fatal: invalid regex: {exc}\n", 2
             cond_fn = lambda nr, ln: bool(crx.search(ln)) != neg  # noqa: E731
     out = []
@@ -566,9 +614,9 @@ def awk(argv: list[str], stdin: str | None) -> Result:
                     if v == "$NF":
                         idx = len(fields)
                     elif v.startswith("$("):
-                        idx = len(fields) - int(v[5:-1])
+                        idx = len(fields) - _count(v[5:-1])
                     else:
-                        idx = int(v[1:])
+                        idx = _count(v[1:])
                     piece.append(ln if idx == 0 else (fields[idx - 1] if 0 < idx <= len(fields) else ""))
             vals.append("".join(piece))
         out.append(" ".join(vals))

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from sre_env.kube.regexp import RegexError, compile_re2
+
 __all__ = ["JSONPathError", "compile_template", "render", "evaluate_path", "format_value"]
 
 
@@ -198,7 +200,12 @@ def _test(item: Any, flt: tuple) -> bool:
             return False
         rval = r[0]
     if op == "=~":
-        return isinstance(left, str) and re.search(str(rval), left) is not None
+        if not isinstance(left, str):
+            return False
+        try:
+            return compile_re2(str(rval)).search(left) is not None  # kubectl's filters are Go regexps
+        except RegexError as exc:
+            raise JSONPathError(f"error parsing regexp: {exc.msg}") from None
     if isinstance(rval, (int, float)) and not isinstance(rval, bool) and isinstance(left, str):
         try:
             left = float(left)

@@ -8,10 +8,12 @@ call costs a dict lookup per token, not an argparse construction.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Flag", "Cmd", "Parsed", "UsageError", "KubectlError", "parse_flags", "render_help", "GLOBAL_FLAGS"]
+__all__ = ["Flag", "Cmd", "Parsed", "UsageError", "KubectlError", "parse_flags", "render_help", "GLOBAL_FLAGS", "go_parse_int"]
 
 
 class KubectlError(Exception):
@@ -98,6 +100,29 @@ _TRUE = {"true", "1", "t", "T", "TRUE", "True"}
 _FALSE = {"false", "0", "f", "F", "FALSE", "False"}
 
 
+#: Go's integer literal syntax (strconv.ParseInt with base 0, as pflag's int flags parse): ASCII digits only
+_GO_INT = re.compile(r"[+-]?(?:0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+|0(?:_?[0-7])*|[1-9](?:_?[0-9])*)")
+
+
+def go_parse_int(val: str) -> int:
+    """``strconv.ParseInt(val, 0, 64)``: ValueError("invalid syntax" or "value out of range") where Go refuses it.
+
+    Python's ``int`` would take ``٣`` or a 30-digit number; kubectl's flags take neither.
+    """
+    if not _GO_INT.fullmatch(val):
+        raise ValueError("invalid syntax")
+    text = val.replace("_", "")
+    if len(text) > 70:  # past int64 in any base (and past what Python converts from a string)
+        raise ValueError("value out of range")
+    sign = -1 if text[0] == "-" else 1
+    body = text.lstrip("+-")
+    n = int(body, 8) if len(body) > 1 and body[0] == "0" and body[1].isdigit() else int(body, 0)
+    n *= sign
+    if not -(1 << 63) <= n < (1 << 63):
+        raise ValueError("value out of range")
+    return n
+
+
 def _store(cmd: Cmd, opts: dict[str, Any], f: Flag, val: str, shown: str) -> None:
     if f.kind == "bool":
         if val in _TRUE:
@@ -108,9 +133,9 @@ def _store(cmd: Cmd, opts: dict[str, Any], f: Flag, val: str, shown: str) -> Non
             raise UsageError(f'invalid argument "{val}" for "{shown}" flag: strconv.ParseBool: parsing "{val}": invalid syntax', cmd.path)
     elif f.kind == "int":
         try:
-            opts[f.name] = int(val)
-        except ValueError:
-            raise UsageError(f'invalid argument "{val}" for "{shown}" flag: strconv.ParseInt: parsing "{val}": invalid syntax', cmd.path) from None
+            opts[f.name] = go_parse_int(val)
+        except ValueError as exc:
+            raise UsageError(f'invalid argument "{val}" for "{shown}" flag: strconv.ParseInt: parsing "{val}": {exc}', cmd.path) from None
     elif f.kind == "list":
         opts[f.name] = opts[f.name] + [val]
     else:

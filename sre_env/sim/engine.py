@@ -77,7 +77,7 @@ def tick(world: World, dt: float = TICK_S) -> None:
         reconcile_dirty_statefulsets(world, dirty)
         reconcile_daemonsets(world, dirty)
         if any(k in ("Pod", "Node", "PersistentVolumeClaim") for k, _, _ in dirty) or any(k == "Pod" for k, _, _ in store.dirty):
-            schedule_pending(world)
+            schedule_pending(world, {**dirty, **store.dirty})
     if run_kubelets(world):
         world.runtime_epoch += 1
     # endpoints follow pod readiness written by the kubelets in this same tick
@@ -120,7 +120,7 @@ def reboot_node(world: World, name: str) -> None:
     if host.kubelet_running:
         update_node_conditions(world)
     now = world.clock.now
-    for pod in world.store.iter("Pod"):
+    for pod in world.store.bound_pods():
         if pod["spec"].get("nodeName") != name:
             continue
         rt = world.runtimes.get(pod["metadata"]["uid"])

@@ -120,7 +120,7 @@ class AppExporter:
     # ------------------------------------------------------------------ layout
     def _layout(self, world: "World", app: "AppSpec", tsdb: TSDB) -> _Layout:
         # pods appear as targets once the kubelet gave them a runtime (an IP)
-        rev = (world.store.membership_revision.get("Pod", 0), len(world.runtimes))
+        rev = (world.store.bound_pod_revision, len(world.runtimes))
         lay = self._layouts.get(app.name)
         if lay is not None and lay.revision == rev:
             return lay

@@ -260,7 +260,8 @@ class KubeStateMetrics:
     """The object-derived block of a scrape, cached per object resourceVersion, kind and store revision."""
 
     def __init__(self) -> None:
-        self._objects: dict[tuple[str, str], tuple[str, np.ndarray, np.ndarray]] = {}
+        #: kind -> object key -> (resourceVersion, columns, values); rebuilt per kind, so deleted objects drop out
+        self._objects: dict[str, dict[str, tuple[str, np.ndarray, np.ndarray]]] = {}
         self._rev = -1
         #: kind -> (kind revision, columns, values) of that kind's objects
         self._kinds: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
@@ -281,16 +282,20 @@ class KubeStateMetrics:
             if cached is not None and cached[0] == krev:
                 continue
             cols_parts, val_parts = [], []
+            old = self._objects.get(kind) or {}
+            fresh: dict[str, tuple[str, np.ndarray, np.ndarray]] = {}
             for obj in (() if kind in denied else store.iter(kind)):
                 meta = obj["metadata"]
-                key = (kind, meta.get("uid") or f"{meta.get('namespace', '')}/{meta['name']}")
+                key = meta.get("uid") or f"{meta.get('namespace', '')}/{meta['name']}"
                 rv = meta.get("resourceVersion", "")
-                entry = self._objects.get(key)
+                entry = old.get(key)
                 if entry is None or entry[0] != rv:
                     samples = fn(obj)
-                    entry = self._objects[key] = (rv, tsdb.columns([k for k, _ in samples]), np.fromiter((v for _, v in samples), dtype=np.float64, count=len(samples)))
+                    entry = (rv, tsdb.columns([k for k, _ in samples]), np.fromiter((v for _, v in samples), dtype=np.float64, count=len(samples)))
+                fresh[key] = entry
                 cols_parts.append(entry[1])
                 val_parts.append(entry[2])
+            self._objects[kind] = fresh
             if cols_parts:
                 block = (krev, np.concatenate(cols_parts), np.concatenate(val_parts))
             else:
@@ -298,8 +303,6 @@ class KubeStateMetrics:
             if cached is None or not (np.array_equal(cached[1], block[1]) and np.array_equal(cached[2], block[2])):
                 dirty = True
             self._kinds[kind] = block
-        if len(self._objects) > 4096:  # entries of deleted objects pile up with pod churn: start over
-            self._objects = {}
         self._rev = store.revision
         if dirty:
             parts = [self._kinds[k] for k, _ in KINDS if k in self._kinds]

@@ -32,6 +32,7 @@ of representative lines.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import math
 import re
@@ -39,6 +40,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from sre_env.kube.timefmt import EPOCH, iso
+
+from sre_env.kube.regexp import RegexError, compile_re2
 
 from .lazylogs import LogEntry, ServiceSampler, container_entries
 
@@ -573,22 +576,16 @@ class _Parser:
         return Cmp(name, op, ("-" if neg else "") + v.value, v.kind)
 
 
-_REGEX_CACHE: dict[str, re.Pattern] = {}
-
-
-def _regex(pattern: str) -> re.Pattern:
-    rx = _REGEX_CACHE.get(pattern)
-    if rx is None:
-        # RE2 and Python agree on the syntax used in practice; (?i) etc. carry over
-        rx = _REGEX_CACHE[pattern] = re.compile(pattern)
-    return rx
+def _regex(pattern: str) -> Any:
+    # Loki matches with Go's regexp (RE2): same syntax, linear time (sre_env.kube.regexp)
+    return compile_re2(pattern)
 
 
 def _check_regex(pattern: str, col: int) -> None:
     try:
         _regex(pattern)
-    except re.error as exc:
-        raise LogQLError(f"parse error at line 1, col {col}: error parsing regexp: {exc.msg}: `{pattern}`") from None
+    except RegexError as exc:
+        raise LogQLError(f"parse error at line 1, col {col}: error parsing regexp: {exc.msg}") from None
 
 
 def parse(query: str) -> Expr:
@@ -695,26 +692,23 @@ def _json_path(obj: Any, path: str) -> Any:
 _LOGFMT_RE = re.compile(r'([^\s=]+)=("(?:[^"\\]|\\.)*"|\S*)')
 
 
-def _pattern_regex(pattern: str) -> re.Pattern:
-    key = "\x00pattern\x00" + pattern
-    rx = _REGEX_CACHE.get(key)
-    if rx is None:
-        parts = re.split(r"(<[A-Za-z_][A-Za-z0-9_]*>|<_>)", pattern)
-        buf, seen = ["^"], set()
-        for i, part in enumerate(parts):
-            if part.startswith("<") and part.endswith(">") and len(part) > 2:
-                name = part[1:-1]
-                last = i == len(parts) - 1 or (i == len(parts) - 2 and parts[-1] == "")
-                body = ".*" if last else ".*?"
-                if name == "_" or name in seen:
-                    buf.append(f"(?:{body})")
-                else:
-                    seen.add(name)
-                    buf.append(f"(?P<{name}>{body})")
+@functools.lru_cache(maxsize=256)
+def _pattern_regex(pattern: str) -> Any:
+    parts = re.split(r"(<[A-Za-z_][A-Za-z0-9_]*>|<_>)", pattern)
+    buf, seen = ["^"], set()
+    for i, part in enumerate(parts):
+        if part.startswith("<") and part.endswith(">") and len(part) > 2:
+            name = part[1:-1]
+            last = i == len(parts) - 1 or (i == len(parts) - 2 and parts[-1] == "")
+            body = ".*" if last else ".*?"
+            if name == "_" or name in seen:
+                buf.append(f"(?:{body})")
             else:
-                buf.append(re.escape(part))
-        rx = _REGEX_CACHE[key] = re.compile("".join(buf), re.S)
-    return rx
+                seen.add(name)
+                buf.append(f"(?P<{name}>{body})")
+        else:
+            buf.append(re.escape(part))
+    return compile_re2("".join(buf), dot_all=True)
 
 
 def _add_extracted(labels: dict[str, str], base: StreamLabels, name: str, value: str) -> None:

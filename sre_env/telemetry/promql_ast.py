@@ -9,6 +9,7 @@ string and reused; it also fixes the value type of every node up front.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union
@@ -199,11 +200,29 @@ def compile_expr(expr: str) -> Node:
 
     Cached: nodes are frozen, and alert rules are compiled again in every restored world.
     """
+    if _nesting_bound(expr) > MAX_NESTING:
+        # the parser's time grows with the square of the nesting, and the tree is walked recursively:
+        # refuse before parsing (Prometheus itself has no such limit; no real query comes near it)
+        raise PromQLError("bad_data", f"parse error: query too deeply nested: more than {MAX_NESTING} operators and parentheses")
     try:
         tree = pp.parse(expr)
     except (ValueError, TypeError) as exc:
         raise PromQLError("bad_data", f"parse error: {exc}") from None
-    return _convert(tree)
+    try:
+        return _convert(tree)
+    except RecursionError:
+        raise PromQLError("bad_data", "parse error: query too deeply nested") from None
+
+
+#: at most this many operators and parentheses in one query (an upper bound of its nesting)
+MAX_NESTING = 500
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
+_NESTING = re.compile(r"[-+*/%^(<>]|[=!]=|\b(?:and|or|unless|atan2)\b")
+
+
+def _nesting_bound(expr: str) -> int:
+    """Operators and opening parentheses outside string literals: what the parse tree can nest."""
+    return len(_NESTING.findall(_STRINGS.sub('""', expr)))
 
 
 _FUNC_RETURNS_SCALAR = frozenset({"time", "scalar", "pi"})

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sre_env.kube.regexp import RegexError
+
 from . import promql_ast as A
 from .promql_ast import ARITHMETIC, COMPARISON, PromQLError
 from .promql_values import (
@@ -129,8 +131,33 @@ class LabelCache:
         self._drop: dict[int, tuple[Labels, Labels]] = {}
         self._drop_lists: dict[int, tuple[list[Labels], list[Labels]]] = {}
         self._memo: dict[tuple, tuple[object, object]] = {}
+        #: per label dict: (dict, grouping or matching key) by (id, what was asked)
+        self._keys: dict[tuple, tuple[Labels, tuple]] = {}
+        self._interned: dict[tuple, Labels] = {}
         #: where single label dicts' names are dropped (see SharedLabelCache)
         self._shared = shared
+
+    def group_labels(self, key: tuple) -> Labels:
+        """The label dict of a group key, one object per key, so later stages' memos hit across evaluations."""
+        lab = self._interned.get(key)
+        if lab is None:
+            if len(self._interned) > 100_000:
+                self._interned.clear()
+            lab = self._interned[key] = dict(key)
+        return lab
+
+    def label_key_of(self, lab: Labels, what: tuple, fn) -> tuple:  # noqa: ANN001 - small internal helper
+        """``fn(lab)`` (a grouping key or matching signature) memoised per label dict, so a rule over
+        many series recomputes only the keys of the series that are new since its last evaluation."""
+        k = (id(lab), what)
+        hit = self._keys.get(k)
+        if hit is not None and hit[0] is lab:
+            return hit[1]
+        val = fn(lab)
+        if len(self._keys) > 200_000:
+            self._keys.clear()
+        self._keys[k] = (lab, val)
+        return val
 
     def drop_name(self, lab: Labels) -> Labels:
         if self._shared is not None:
@@ -280,8 +307,8 @@ class Evaluator:
                 cols = self.tsdb.select(sel.matchers[0])
             else:
                 cols = np.asarray(sorted(set().union(*(self.tsdb.select(m).tolist() for m in sel.matchers))), dtype=np.int64)
-        except re.error as exc:
-            raise PromQLError("bad_data", f"parse error: invalid regular expression: {exc}") from None
+        except RegexError as exc:
+            raise PromQLError("bad_data", f"parse error: error parsing regexp: {exc.msg}") from None
         if hit is not None and hit[0] is sel and np.array_equal(hit[2], cols):
             cols = hit[2]
         if len(self._selected) > 4096:  # ad-hoc queries compile new nodes: keep the cache bounded
@@ -454,17 +481,23 @@ class Evaluator:
         index: dict[tuple, int] = {}
         group_labels: list[Labels] = []
         keys = np.empty(len(labels), dtype=np.int64)
-        wanted = sorted(set(names))
+        wanted = tuple(sorted(set(names)))
         drop = set(names) | {"__name__"}
+        if by:
+            def group_key(lab: Labels) -> tuple:
+                return tuple((k, lab[k]) for k in wanted if lab.get(k, "") != "")
+        else:
+            def group_key(lab: Labels) -> tuple:
+                return tuple(sorted((k, v) for k, v in lab.items() if k not in drop))
+        what = ("group", by, wanted)
+        key_of = self.shared.label_key_of
+        interned = self.shared.group_labels
         for i, lab in enumerate(labels):
-            if by:
-                key = tuple((k, lab[k]) for k in wanted if lab.get(k, "") != "")
-            else:
-                key = tuple(sorted((k, v) for k, v in lab.items() if k not in drop))
+            key = key_of(lab, what, group_key)
             g = index.get(key)
             if g is None:
                 g = index[key] = len(group_labels)
-                group_labels.append(dict(key))
+                group_labels.append(interned(key))
             keys[i] = g
         return keys, group_labels
 
@@ -578,11 +611,17 @@ class Evaluator:
         pair groups that need a per-step cardinality check, whether result labels repeat).
         """
         one_sigs: dict[tuple, list[int]] = {}
+        what = ("sig", on, names)
+        key_of = self.shared.label_key_of
+
+        def signature(lab: Labels) -> tuple:
+            return self._compute_signature(lab, on, names)
+
         for j, lab in enumerate(one):
-            one_sigs.setdefault(self._compute_signature(lab, on, names), []).append(j)
+            one_sigs.setdefault(key_of(lab, what, signature), []).append(j)
         pi, pj, psig = [], [], []
         for i, lab in enumerate(many):
-            sig = self._compute_signature(lab, on, names)
+            sig = key_of(lab, what, signature)
             for j in one_sigs.get(sig, ()):
                 pi.append(i)
                 pj.append(j)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from sre_env.kube.regexp import RegexError, compile_re2
+
 from . import promql_ast as A
 from .promql_ast import PromQLError
 from .promql_engine import Context, bfill_index, ffill_index, quantile_rows
@@ -605,7 +607,7 @@ def _expand(template: str, m: re.Match) -> str:
         name = mm.group(2) or mm.group(3)
         try:
             val = m.group(int(name)) if name.isdigit() else m.group(name)
-        except (IndexError, re.error):
+        except IndexError:
             return ""
         return val or ""
 
@@ -617,9 +619,9 @@ def _label_replace(ev, node, ctx):
     x = _vector_arg(ev, node.args[0], ctx)
     dst, repl, src, regex = (_string_arg(a) for a in node.args[1:5])
     try:
-        rx = re.compile(regex, re.DOTALL)
-    except re.error as exc:
-        raise PromQLError("execution", f"invalid regular expression in label_replace(): {regex}: {exc}") from None
+        rx = compile_re2(regex, dot_all=True)
+    except RegexError as exc:
+        raise PromQLError("execution", f"invalid regular expression in label_replace(): {regex}: {exc.msg}") from None
     if not _LABEL_NAME.fullmatch(dst):
         raise PromQLError("execution", f"invalid destination label name in label_replace(): {dst}")
     out = []

@@ -17,12 +17,13 @@ Pickling keeps only the rows and columns in use.
 
 from __future__ import annotations
 
-import re
 import sys
 from bisect import bisect_right
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
+
+from sre_env.kube.regexp import compile_re2
 
 __all__ = ["TSDB", "STALE_NAN", "is_stale", "series_key", "parse_key", "Matcher"]
 
@@ -96,7 +97,6 @@ class TSDB:
         #: parsed labels per column, filled lazily (None: not parsed yet)
         self._labels: list[dict[str, str] | None] = []
         self._select_cache: dict[tuple, tuple[int, list[int], np.ndarray]] = {}
-        self._regex: dict[str, re.Pattern] = {}
         self._chrono: tuple[int, np.ndarray, np.ndarray, list[float]] | None = None
 
     @property
@@ -108,7 +108,9 @@ class TSDB:
         cols = self._data.shape[1]
         if need <= cols:
             return
-        new = ((need + self.COL_CHUNK - 1) // self.COL_CHUNK) * self.COL_CHUNK
+        # grow by half at least, so a scrape that adds series one target at a time copies the matrix
+        # a logarithmic number of times, not once per target
+        new = ((max(need, cols + cols // 2) + self.COL_CHUNK - 1) // self.COL_CHUNK) * self.COL_CHUNK
         data = np.full((self._data.shape[0], new), np.nan, dtype=np.float64)
         data[:, :cols] = self._data
         self._data = data
@@ -306,11 +308,9 @@ class TSDB:
         self._select_cache[matchers] = (n, found, cols)
         return cols
 
-    def _compile(self, pattern: str) -> re.Pattern:
-        rx = self._regex.get(pattern)
-        if rx is None:
-            rx = self._regex[pattern] = re.compile(pattern, re.DOTALL)
-        return rx
+    def _compile(self, pattern: str) -> Any:
+        # Prometheus matches with Go's regexp (RE2), anchored: same syntax, linear time
+        return compile_re2(pattern, dot_all=True)
 
     def latest(self, key: str) -> float | None:
         """The newest sample of one series, if its last scrape had one."""

@@ -123,3 +123,19 @@ def test_finish_grades_without_submit() -> None:
         env.step(cmd)
     reward, info = env.finish()
     assert info["submitted"] is False and info["oracles"]["live"]["passed"]
+
+
+def test_actions_over_the_limit_are_refused_unread() -> None:
+    from sre_env.env import ACTION_MAX
+
+    env = SREEnv("TargetPortMisconfig")
+    env.reset(seed=0)
+    before = env.backend.now
+    # a 1 MB line: refused whole (not truncated and run), no cluster time passes, the step counts
+    obs, reward, term, trunc, info = env.step("kubectl delete ns hotel-reservation " + "x" * (1 << 20))
+    assert obs["output"] == f"sre-env shell: command line too long: {(1 << 20) + 36} characters (at most {ACTION_MAX}); nothing was run\n"
+    assert info["exit_code"] == 2 and not term and not trunc and "risk_flags" not in info
+    assert env.observation_space.contains(obs)
+    assert env.backend.now == before and env.backend.api.get("Namespace", "hotel-reservation")
+    obs, *_ = env.step("echo " + "y" * (ACTION_MAX - 5))  # at the limit: runs
+    assert obs["output"].startswith("yyy")

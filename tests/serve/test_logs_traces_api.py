@@ -47,3 +47,21 @@ def test_jaeger_search_and_fetch(backend) -> None:
     assert one.status == 200 and one.body["data"][0]["traceID"] == found[0]["traceID"]
     assert handle_jaeger(env.backend, "/api/traces/ffffffffffffffff", "").status == 404
     assert handle_jaeger(env.backend, "/api/traces", "").status == 400
+
+
+def test_loki_refuses_more_entries_than_its_limit(backend) -> None:
+    query = f'query={{namespace="{NS}"}}'
+    r = handle_loki(backend.backend, "/loki/api/v1/query_range", f"{query}&limit=5001")
+    assert (r.status, r.body) == (400, "max entries limit per query exceeded, limit > max_entries_limit_per_query (5001 > 5000)\n")
+    assert handle_loki(backend.backend, "/loki/api/v1/query_range", f"{query}&limit=x").status == 400
+    assert handle_loki(backend.backend, "/loki/api/v1/query_range", f"{query}&limit=5000").status == 200
+
+
+def test_a_month_of_logs_costs_the_containers_life(backend) -> None:
+    # the world's containers started minutes ago: a 30-day range reads what they wrote, no more
+    from sre_env.telemetry import logql
+
+    world = backend.backend.world
+    month = logql.run_query(world, f'{{namespace="{NS}"}}', logql.QueryOptions(since_s=30 * 86400, limit=5000))
+    life = logql.run_query(world, f'{{namespace="{NS}"}}', logql.QueryOptions(since_s=world.clock.now + 3600, limit=5000))
+    assert month == life and month[1] == 0 and month[0]

@@ -35,3 +35,12 @@ def test_errors_say_what_went_wrong(text, field, value):
     with pytest.raises(ShellSyntaxError) as info:
         parse_script(text)
     assert getattr(info.value, field) == value and info.value.code == 2
+
+
+def test_int_flags_parse_as_go_does() -> None:
+    from sre_env.shell.spec import go_parse_int
+
+    assert [go_parse_int(v) for v in ("5", "-3", "0x10", "0755", "0b101", "1_000", "9223372036854775807")] == [5, -3, 16, 493, 5, 1000, (1 << 63) - 1]
+    for v, why in (("99999999999999999999", "value out of range"), ("9223372036854775808", "value out of range"), ("\u0663", "invalid syntax"), ("1e3", "invalid syntax"), ("", "invalid syntax"), ("08", "invalid syntax")):
+        with pytest.raises(ValueError, match=why):
+            go_parse_int(v)

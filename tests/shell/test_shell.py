@@ -147,3 +147,25 @@ def test_fuzz_random_printable(ctx):
         r = run_command(ctx, cmd)
         assert isinstance(r, CommandResult)
         assert "internal:" not in r.output, (cmd, r.output)
+
+
+def test_a_pipeline_takes_as_long_as_its_slowest_stage(sh):
+    assert sh("sleep 30 | cat").cost_s == 30.0
+    assert sh(" | ".join(["nosuchcommand"] * 2000)).cost_s == 1.0
+
+
+def test_grep_and_awk_match_without_backtracking(sh):
+    # (a*)*b against a long line of a's would backtrack for ever; GNU grep and awk answer at once
+    assert sh("echo " + "a" * 12000 + " | grep -cE '" + "(a*)*" * 20 + "b'").output == "0\n"
+    assert sh("echo " + "a" * 12000 + " | awk '/(a*)*b/ {print $1}'").output == ""
+    assert sh("echo 'an err here' | grep -w err").output == "an err here\n"
+    assert sh("echo aa | grep '\\(a\\)\\1'").output == "aa\n"  # a backreference still works
+    assert sh("echo x | grep -E '(('").output == "grep: Unmatched ( or \\(\n"
+
+
+def test_huge_counts_saturate_instead_of_failing(sh):
+    big = "9" * 5000  # Python would refuse to convert it; the tools treat it as "all"
+    assert sh(f"echo a | head -n {big}").output == "a\n"
+    assert sh(f"echo a | sort -k{big}").output == "a\n"
+    assert sh(f"echo a | awk '{{print ${big}}}'").output == "\n"
+    assert sh("echo a | grep -E '" + "(" * 5000 + "'").output.startswith("grep: ")

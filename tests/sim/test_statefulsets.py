@@ -88,3 +88,17 @@ def test_rolling_update_replaces_from_the_highest_ordinal(backend: SimBackend) -
     assert all(now[n] != old[n] for n in old)
     status = backend.api.get("StatefulSet", "cache", "default")["status"]
     assert status["updatedReplicas"] == 3 and status["currentRevision"] == status["updateRevision"]
+
+
+def test_a_refused_create_is_the_controllers_event(backend: SimBackend) -> None:
+    backend.api.create({"kind": "ResourceQuota", "apiVersion": "v1", "metadata": {"name": "none", "namespace": "default"}, "spec": {"hard": {"pods": "0"}}})
+    backend.advance(5)
+    backend.api.create(_sts())
+    backend.advance(10)
+    assert _pods(backend) == []
+    failed = [e for e in backend.api.list("Event", "default") if e["reason"] == "FailedCreate"]
+    assert failed and failed[0]["message"] == (
+        'create Pod cache-0 in StatefulSet cache failed error: pods "cache-0" is forbidden: exceeded quota: none, '
+        "requested: pods=1, used: pods=0, limited: pods=0"
+    )
+    assert failed[0]["type"] == "Warning" and failed[0]["source"]["component"] == "statefulset-controller"

@@ -235,3 +235,12 @@ def test_range_query_argument_errors(db: TSDB) -> None:
 def test_garbage_never_raises(db: TSDB, expr: str) -> None:
     res = query(db, expr, 90.0)
     assert not res.ok or res.result_type in ("vector", "scalar", "matrix", "string")
+
+
+def test_queries_nested_past_the_limit_are_refused_before_parsing() -> None:
+    from sre_env.telemetry.promql_ast import MAX_NESTING, PromQLError, compile_expr
+
+    for q in ("(" * 5000 + "up" + ")" * 5000, "-" * 5000 + "up", "up+" * 3000 + "up"):
+        with pytest.raises(PromQLError, match=f"query too deeply nested: more than {MAX_NESTING} operators"):
+            compile_expr(q)
+    compile_expr("sum(rate(http_requests_total{path=~\"((a|b)).*\"}[5m])) by (service) / 2")

@@ -20,7 +20,9 @@ from __future__ import annotations
 import base64
 import copy
 import fnmatch
+import functools
 import re
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from sre_env.errors import ApiError
 from sre_env.kube.selectors import has_labels, label_selector_matches
 from sre_env.kube.timefmt import EPOCH
 from sre_env.kube.tls import parse_certificate, unb64, x509_time_error
+from sre_env.sim.network.netmodel import routing_revision
 from sre_env.sim.network.routing import resolve_route
 
 if TYPE_CHECKING:
@@ -121,7 +124,14 @@ def webhook_applies(hook: Obj, operation: str, obj: Obj, ns_obj: Obj | None) -> 
     return label_selector_matches(hook.get("objectSelector") or {}, obj["metadata"].get("labels"))
 
 
-def _pem_body(pem_b64: str) -> str:
+def _pem_body(pem_b64: Any) -> str:
+    if not isinstance(pem_b64, str):
+        return ""
+    return _pem_text(pem_b64) if len(pem_b64) <= 16384 else _pem_text.__wrapped__(pem_b64)
+
+
+@functools.lru_cache(maxsize=64)
+def _pem_text(pem_b64: str) -> str:
     """The certificate blocks of a base64-encoded PEM bundle, normalised for comparison."""
     try:
         text = base64.b64decode(pem_b64 or "", validate=False).decode("ascii", "replace")
@@ -130,8 +140,35 @@ def _pem_body(pem_b64: str) -> str:
     return "".join(text.split())
 
 
+@dataclass
+class _WebhookAnswers:
+    """The last answers of each webhook while nothing they depend on moved (derived; not pickled).
+
+    The apiserver dials a webhook on every pod create; a controller creating a hundred pods
+    in a tick gets the same answer each time, so the dial is worked out once.
+    """
+
+    key: tuple = ()
+    answers: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    def __getstate__(self) -> dict:
+        return {"key": (), "answers": {}}
+
+
 def call_webhook(world: World, hook: Obj, path_default: str) -> str | None:
     """Dial the webhook like the apiserver does; None when it answers, else the failure text."""
+    kr = world.store.kind_revision
+    key = (int(world.clock.now), routing_revision(world), kr.get("Secret", 0), kr.get("Deployment", 0))
+    memo = world.slot(_WebhookAnswers)
+    if memo.key != key:
+        memo.key, memo.answers = key, {}
+    hook_key = (repr((hook.get("clientConfig"), hook.get("timeoutSeconds"))), path_default)
+    if hook_key not in memo.answers:
+        memo.answers[hook_key] = _dial_webhook(world, hook, path_default)
+    return memo.answers[hook_key]
+
+
+def _dial_webhook(world: World, hook: Obj, path_default: str) -> str | None:
     cc = hook.get("clientConfig") or {}
     svc_ref = cc.get("service")
     if svc_ref:

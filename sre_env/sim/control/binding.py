@@ -25,7 +25,7 @@ def bind_pod(world: World, pod: Obj, node: str) -> None:
             pvc = world.store.find("PersistentVolumeClaim", claim, ns)
             if pvc is not None and not pvc["spec"].get("volumeName"):
                 provision(world, pvc, node)
-    pod["spec"]["nodeName"] = node
+    world.store.bind_pod(pod, node)
     pod.setdefault("status", {})["conditions"] = [{"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": iso(world.clock.now)}]
     world.store.touch(pod)
     world.event(pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{pod['metadata']['name']} to {node}", "default-scheduler")

@@ -18,6 +18,7 @@ from sre_env.kube.quantity import parse_int_or_percent
 from sre_env.kube.selectors import has_labels
 from sre_env.kube.timefmt import iso
 from sre_env.sim.control.apiserver import new_pod_from_template
+from sre_env.sim.control.client_limits import ClientLimits, TokenBucket, client
 from sre_env.sim.control.sched_hooks import created_ok, failed_create, reconcile_extras
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ __all__ = ["reconcile_all", "template_hash", "pod_is_ready", "owner_uid"]
 
 Obj = dict[str, Any]
 REVISION = "deployment.kubernetes.io/revision"
+#: the ReplicaSet controller's burstReplicas: creates or deletes per sync (replica_set.go's BurstReplicas)
+BURST_REPLICAS = 500
+#: the first batch of manageReplicas' slow start (controller_utils.go's SlowStartInitialBatchSize)
+SLOW_START_INITIAL_BATCH = 1
 _HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -274,6 +279,7 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
             pods_by_owner.setdefault(uid, []).append(pod)
         elif not pod["metadata"].get("deletionTimestamp"):
             orphans.setdefault(pod["metadata"]["namespace"], []).append(pod)
+    limiter = client(world.slot(ClientLimits), "replicaset-controller")
     for rs in store.list("ReplicaSet"):
         if only is not None and (rs["metadata"]["namespace"], rs["metadata"]["name"]) not in only:
             continue
@@ -281,24 +287,17 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp") and p.get("status", {}).get("phase") not in ("Failed", "Succeeded")]
         want = int(rs["spec"].get("replicas", 0))
         if len(live) < want and not rs["metadata"].get("deletionTimestamp"):
-            for _ in range(want - len(live)):
-                try:
-                    pod = new_pod_from_template(world, rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
-                except ApiError as exc:
-                    # admission refused it (quota, priority class): FailedCreate, retried with back-off
-                    failed_create(world, rs, exc)
-                    break
-                if pod is None:
-                    break
-                created_ok(world, rs)
-                live.append(pod)
-                world.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", "replicaset-controller")
+            _create_pods(world, rs, live, want - len(live), limiter)
         elif len(live) > want:
             # delete the least useful first: unscheduled, not ready, newest
             def rank(p: Obj) -> tuple[int, int, str]:
                 return (1 if p["spec"].get("nodeName") else 0, 1 if pod_is_ready(p) else 0, "~" + p["metadata"]["creationTimestamp"])
 
-            victims = sorted(live, key=rank)[: len(live) - want]
+            diff = min(len(live) - want, BURST_REPLICAS)
+            granted = limiter.take(world.clock.now, diff)
+            if granted < len(live) - want:
+                store.requeue(rs)  # the rest in a later sync
+            victims = sorted(live, key=rank)[:granted]
             for p in victims:
                 world.delete_pod(p)
                 live.remove(p)
@@ -311,6 +310,42 @@ def reconcile_replicasets(world: "World", only: set[tuple[str, str]] | None = No
         if (rs.get("status") or {}).get("conditions"):
             status["conditions"] = rs["status"]["conditions"]
         _set_status(world, rs, status)
+
+
+def _create_pods(world: "World", rs: Obj, live: list[Obj], short: int, limiter: TokenBucket) -> None:
+    """manageReplicas' slow start: batches of 1, 2, 4, ... until one has a failure.
+
+    At most :data:`BURST_REPLICAS` per sync and what the controller's API client may
+    send this tick; a ReplicaSet still short after that syncs again next tick.
+    """
+    diff = min(short, BURST_REPLICAS)
+    want = len(live) + short
+    batch = min(diff, SLOW_START_INITIAL_BATCH)
+    remaining = diff
+    while batch > 0:
+        errors: list[ApiError] = []
+        granted = limiter.take(world.clock.now, batch)
+        for _ in range(granted):
+            try:
+                pod = new_pod_from_template(world, rs, rs["spec"]["template"], f"{rs['metadata']['name']}-")
+            except ApiError as exc:
+                # admission refused it (quota, priority class): FailedCreate, retried with back-off
+                errors.append(exc)
+                continue
+            if pod is None:
+                continue
+            created_ok(world, rs)
+            live.append(pod)
+            world.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", "replicaset-controller")
+        if errors:
+            failed_create(world, rs, errors)
+            return
+        if granted < batch:
+            break  # throttled: the client waits for tokens
+        remaining -= batch
+        batch = min(2 * batch, remaining)
+    if len(live) < want:
+        world.store.requeue(rs)
 
 
 def _claim_pods(world: "World", rs: Obj, owned: list[Obj], orphans: list[Obj]) -> list[Obj]:
@@ -410,7 +445,8 @@ def _endpoints_list_any(ep: Obj | None, pod_names: set[str]) -> bool:
 def _reconcile_endpoints(world: "World", only: set[tuple[str, str]] | None) -> None:
     store = world.store
     pods_by_ns: dict[str, list[Obj]] = {}
-    for pod in store.iter("Pod"):
+    # only a pod bound to a node has an IP: thousands of Pending replicas cost nothing here
+    for pod in store.bound_pods():
         pods_by_ns.setdefault(pod["metadata"]["namespace"], []).append(pod)
     for svc in store.list("Service"):
         ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]

@@ -77,15 +77,19 @@ class _RetryCreate:
             world.store.touch(rs)
 
 
-def failed_create(world: "World", rs: Obj, exc: ApiError) -> None:
-    """Record a refused pod create on its ReplicaSet and schedule the retry.
+def failed_create(world: "World", rs: Obj, errors: list[ApiError]) -> None:
+    """Record the refused pod creates of one sync on its ReplicaSet and schedule the retry.
 
-    The controller creates pods by ``generateName``, so the refusal names the prefix.
+    One FailedCreate event per refused create (repeats fold into its count), one
+    step of back-off per sync. The controller creates pods by ``generateName``, so
+    the refusal names the prefix.
     """
     meta = rs["metadata"]
     prefix = f"{meta['name']}-"
-    message = "Error creating: " + re.sub(r'pods "' + re.escape(prefix) + r'[a-z0-9]+"', f'pods "{prefix}"', exc.message)
-    world.event(rs, "Warning", "FailedCreate", message, "replicaset-controller")
+    for exc in errors:
+        message = "Error creating: " + re.sub(r'pods "' + re.escape(prefix) + r'[a-z0-9]+"', f'pods "{prefix}"', exc.message)
+        world.event(rs, "Warning", "FailedCreate", message, "replicaset-controller")
+    exc = errors[-1]
     key = (meta["namespace"], meta["name"])
     st = sched_state(world)
     n = st.failed_creates.get(key, 0) + 1

@@ -4,6 +4,7 @@ Pods are ``<name>-<ordinal>``; with ``podManagementPolicy: OrderedReady`` pod *i
 is created only when pods *0..i-1* are Running and Ready, scale-down removes the
 highest ordinal first, and a template change replaces pods from the highest
 ordinal down (above ``partition``), one at a time, as the real controller does.
+Creates go at the pace of the controller's API client (sre_env.sim.control.client_limits).
 Each ``volumeClaimTemplates`` entry yields a PVC ``<template>-<name>-<ordinal>``
 that outlives its pod.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from sre_env.errors import ApiError
 from sre_env.sim.control.apiserver import create
+from sre_env.sim.control.client_limits import ClientLimits, client
 from sre_env.sim.control.controllers import pod_is_ready, template_hash
 
 if TYPE_CHECKING:
@@ -55,12 +58,23 @@ def _reconcile(world: "World", sts: Obj) -> None:
             ordinal = _ordinal(pod, name)
             if ordinal is not None:
                 pods[ordinal] = pod
-    # create missing ordinals (in order, waiting for readiness when OrderedReady)
+    # create missing ordinals (in order, waiting for readiness when OrderedReady), as fast as the
+    # controller's API client may (a Parallel set of many replicas fills over several ticks)
+    limiter = client(world.slot(ClientLimits), "statefulset-controller")
     for i in range(replicas):
         pod = pods.get(i)
         if pod is None:
+            if not limiter.take(world.clock.now):
+                store.requeue(sts)
+                break
             _ensure_claims(world, sts, i)
-            pods[i] = _create_pod(world, sts, i, revision)
+            try:
+                pods[i] = _create_pod(world, sts, i, revision)
+            except ApiError as exc:
+                # admission refused it (a failing webhook, quota): the controller's event, retried next sync
+                world.event(sts, "Warning", "FailedCreate", f"create Pod {name}-{i} in StatefulSet {name} failed error: {exc.message}", "statefulset-controller")
+                store.requeue(sts)
+                break
             world.event(sts, "Normal", "SuccessfulCreate", f"create Pod {name}-{i} in StatefulSet {name} successful", "statefulset-controller")
             if ordered:
                 break

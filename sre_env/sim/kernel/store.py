@@ -8,6 +8,7 @@ observation depends on dict or set iteration order.
 
 from __future__ import annotations
 
+import bisect
 import copy
 from typing import Any, Iterator
 
@@ -39,11 +40,85 @@ class ObjectStore:
         self.dirty: dict[tuple[str, str, str], None] = {}
         #: per-kind counters of creations and removals only
         self.membership_revision: dict[str, int] = {}
+        #: creations, bindings and removals of pods bound to a node: what routes and scrape targets
+        #: can see (a pod that is only Pending changes none of them)
+        self.bound_pod_revision = 0
+        self._reset_derived()
+
+    # ------------------------------------------------------------------ derived indexes
+    def _reset_derived(self) -> None:
+        """Indexes derived from the objects, rebuilt on first use (so snapshots do not carry them).
+
+        ``_sorted``: each kind's keys in (namespace, name) order, kept sorted as objects come and
+        go, so a listing costs the objects it returns rather than a sort of every key; ``_bound``:
+        the keys of pods bound to a node, which the kubelets and the scheduler walk instead of
+        every pod (thousands of Pending replicas cost them nothing); ``_event_index``: (involved
+        uid, reason, message) -> the Event that repeats fold into (None: rebuilt on next use; an
+        Event written by anything but record_event may duplicate a key, and drops it).
+        """
+        self._sorted: dict[str, list[tuple[str, str]]] = {}
+        self._bound: list[tuple[str, str]] | None = None
+        self._event_index: dict[tuple[Any, Any, Any], tuple[str, str]] | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        for k in ("_sorted", "_bound", "_event_index"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset_derived()
+
+    def _keys(self, kind: str) -> list[tuple[str, str]]:
+        keys = self._sorted.get(kind)
+        if keys is None:
+            keys = self._sorted[kind] = sorted(self._bucket(kind))
+        return keys
+
+    def _joined(self, kind: str, key: tuple[str, str], obj: Obj) -> None:
+        keys = self._sorted.get(kind)
+        if keys is not None:
+            bisect.insort(keys, key)
+        if kind == "Pod" and _bound(obj):
+            self.bound_pod_revision += 1
+            if self._bound is not None:
+                bisect.insort(self._bound, key)
+
+    def _left(self, kind: str, key: tuple[str, str], obj: Obj) -> None:
+        keys = self._sorted.get(kind)
+        if keys is not None:
+            _discard(keys, key)
+        if kind == "Pod" and _bound(obj):
+            self.bound_pod_revision += 1
+            if self._bound is not None:
+                _discard(self._bound, key)
+
+    def bind_pod(self, pod: Obj, node: str) -> None:
+        """Set a pod's node (the scheduler's binding); the caller records the write with :meth:`touch`."""
+        was = _bound(pod)
+        pod["spec"]["nodeName"] = node
+        self.bound_pod_revision += 1
+        if not was and self._bound is not None:
+            bisect.insort(self._bound, self._key("Pod", pod["metadata"].get("namespace"), pod["metadata"]["name"]))
+
+    def bound_pods(self) -> list[Obj]:
+        """Pods bound to a node, in (namespace, name) order."""
+        if self._bound is None:
+            bucket = self._bucket("Pod")
+            self._bound = [k for k in self._keys("Pod") if _bound(bucket[k])]
+        bucket = self._bucket("Pod")
+        return [bucket[k] for k in self._bound]
 
     def _mark(self, kind: str, namespace: str | None, name: str) -> None:
         self.revision += 1
         self.kind_revision[kind] = self.kind_revision.get(kind, 0) + 1
         self.dirty[(kind, namespace or "", name)] = None
+
+    def requeue(self, obj: Obj) -> None:
+        """Have the controllers look at ``obj`` again next tick without writing it (a work-queue re-add)."""
+        meta = obj["metadata"]
+        self.dirty[(obj["kind"], meta.get("namespace") or "", meta["name"])] = None
 
     def take_dirty(self) -> dict[tuple[str, str, str], None]:
         dirty, self.dirty = self.dirty, {}
@@ -94,9 +169,12 @@ class ObjectStore:
         field_selector: str | None = None,
     ) -> list[Obj]:
         bucket = self._bucket(kind)
-        keys = sorted(bucket)
+        keys = self._keys(kind)
         if namespace is not None and kind_info(kind).namespaced:
-            keys = [k for k in keys if k[0] == namespace]
+            # the namespace's keys are one run of the sorted list
+            lo = bisect.bisect_left(keys, (namespace, ""))
+            hi = bisect.bisect_left(keys, (namespace + "\0", ""))
+            keys = keys[lo:hi]
         objs = [bucket[k] for k in keys]
         if label_selector:
             pred = parse_label_selector(label_selector)
@@ -108,8 +186,12 @@ class ObjectStore:
 
     def iter(self, kind: str) -> Iterator[Obj]:
         bucket = self._bucket(kind)
-        for k in sorted(bucket):
+        for k in list(self._keys(kind)):
             yield bucket[k]
+
+    def count(self, kind: str) -> int:
+        """How many objects of ``kind`` there are."""
+        return len(self._objs.get(kind) or ())
 
     def kinds(self) -> list[str]:
         return sorted(k for k, v in self._objs.items() if v)
@@ -145,8 +227,11 @@ class ObjectStore:
         if "spec" in obj:
             meta["generation"] = 1
         bucket[key] = obj
+        self._joined(kind, key, obj)
         self._mark(kind, meta.get("namespace"), meta["name"])
         self.membership_revision[kind] = self.membership_revision.get(kind, 0) + 1
+        if kind == "Event":
+            self._event_index = None
         return obj
 
     def replace(self, obj: Obj) -> Obj:
@@ -169,8 +254,14 @@ class ObjectStore:
         nmeta["generation"] = gen + 1 if new.get("spec") != old.get("spec") else gen
         nmeta["resourceVersion"] = str(self._next())
         new.setdefault("apiVersion", old.get("apiVersion"))
-        self._bucket(kind)[self._key(kind, nmeta.get("namespace"), nmeta["name"])] = new
+        key = self._key(kind, nmeta.get("namespace"), nmeta["name"])
+        self._bucket(kind)[key] = new
+        if kind == "Pod" and _bound(old) != _bound(new):
+            self._left(kind, key, old)
+            self._joined(kind, key, new)
         self._mark(kind, nmeta.get("namespace"), nmeta["name"])
+        if kind == "Event":
+            self._event_index = None
         return new
 
     def patch(self, kind: str, name: str, namespace: str | None, patch: Any, patch_type: str = "strategic") -> Obj:
@@ -205,28 +296,41 @@ class ObjectStore:
 
     def remove(self, kind: str, name: str, namespace: str | None = None) -> None:
         """Drop an object immediately (garbage collector, kubelet after termination)."""
-        if self._bucket(kind).pop(self._key(kind, namespace, name), None) is not None:
+        key = self._key(kind, namespace, name)
+        obj = self._bucket(kind).pop(key, None)
+        if obj is not None:
             self._mark(kind, namespace if kind_info(kind).namespaced else "", name)
             self.membership_revision[kind] = self.membership_revision.get(kind, 0) + 1
+            self._left(kind, key, obj)
+            if kind == "Event" and self._event_index is not None and self._event_index.get(_event_key(obj)) == key:
+                del self._event_index[_event_key(obj)]
 
     # ------------------------------------------------------------------ events
     def record_event(self, obj: Obj, type_: str, reason: str, message: str, source: str) -> None:
-        """Emit an Event, folding repeats into ``count`` the way the event recorder does."""
+        """Emit an Event, folding repeats into ``count`` the way the event recorder does.
+
+        A repeat is found through an index rather than a scan of every Event, so a
+        controller that emits hundreds of events in a tick pays for each once.
+        """
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         involved_uid = meta.get("uid")
-        for ev in self._bucket("Event").values():
-            if (
-                ev["involvedObject"].get("uid") == involved_uid
-                and ev["reason"] == reason
-                and ev["message"] == message
-            ):
-                ev["count"] += 1
-                ev["lastTimestamp"] = iso(self.clock.now)
-                self.touch(ev)
-                return
+        bucket = self._bucket("Event")
+        index = self._event_index
+        if index is None:
+            index = self._event_index = {}
+            for k, ev in bucket.items():
+                index.setdefault(_event_key(ev), k)
+        match = (involved_uid, reason, message)
+        at = index.get(match)
+        ev = bucket.get(at) if at is not None else None
+        if ev is not None and _event_key(ev) == match:
+            ev["count"] += 1
+            ev["lastTimestamp"] = iso(self.clock.now)
+            self.touch(ev)
+            return
         name = f"{meta['name']}.{_suffix(self._counter + 1, 16)}"
-        self.create(
+        created = self.create(
             {
                 "kind": "Event",
                 "apiVersion": "v1",
@@ -248,14 +352,33 @@ class ObjectStore:
             },
             copy_in=False,
         )
+        # create() dropped the index as it does for any Event; this one is known to be the only match
+        index[match] = self._key("Event", ns, created["metadata"]["name"])
+        self._event_index = index
 
     def prune_events(self, max_events: int = 400) -> None:
         bucket = self._bucket("Event")
         if len(bucket) <= max_events:
             return
         ordered = sorted(bucket.items(), key=lambda kv: (kv[1]["lastTimestamp"], int(kv[1]["metadata"]["resourceVersion"])))
-        for key, _ in ordered[: len(bucket) - max_events]:
+        index = self._event_index
+        keys = self._sorted.get("Event")
+        for key, ev in ordered[: len(bucket) - max_events]:
             del bucket[key]
+            if keys is not None:
+                _discard(keys, key)
+            if index is not None and index.get(_event_key(ev)) == key:
+                del index[_event_key(ev)]
+
+
+def _event_key(ev: Obj) -> tuple[Any, Any, Any]:
+    """What makes two events the same for folding: the involved object's uid, the reason and the message.
+
+    Fields of another type than a string (an Event a user wrote) never match one the recorder emits.
+    """
+    involved = ev.get("involvedObject")
+    uid = involved.get("uid") if isinstance(involved, dict) else None
+    return tuple(v if isinstance(v, str) else (None if v is None else "\0") for v in (uid, ev.get("reason"), ev.get("message")))
 
 
 _NAMESPACED = {k.kind: k.namespaced for k in KINDS}
@@ -293,6 +416,17 @@ def _suffix(n: int, length: int = 5) -> str:
         x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
         out.append(_ALPHABET[(x >> 33) % len(_ALPHABET)])
     return "".join(out)
+
+
+def _discard(keys: list[tuple[str, str]], key: tuple[str, str]) -> None:
+    i = bisect.bisect_left(keys, key)
+    if i < len(keys) and keys[i] == key:
+        del keys[i]
+
+
+def _bound(pod: Obj) -> bool:
+    spec = pod.get("spec")
+    return isinstance(spec, dict) and bool(spec.get("nodeName"))
 
 
 def _is_running(pod: Obj) -> bool:

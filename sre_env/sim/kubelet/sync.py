@@ -60,7 +60,7 @@ def run_kubelets(world: "World") -> bool:
         return False
     synced = False
     wake = NEVER
-    for pod in world.store.list("Pod"):
+    for pod in world.store.bound_pods():
         node = pod["spec"].get("nodeName")
         if not node:
             continue

@@ -50,7 +50,7 @@ def _state(world: "World") -> _ProxyState:
 def proxy_live(world: "World", node: str) -> bool:
     """Whether a kube-proxy process serves on ``node`` (True in worlds without a kube-proxy DaemonSet)."""
     st = _state(world)
-    rev = (world.store.membership_revision.get("Pod", 0), world.runtime_epoch, world.store.kind_revision.get("DaemonSet", 0))
+    rev = (world.store.bound_pod_revision, world.runtime_epoch, world.store.kind_revision.get("DaemonSet", 0))
     if st.cache_rev != rev:
         st.cache_rev = rev
         live: dict[str, bool] = {}

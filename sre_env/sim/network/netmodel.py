@@ -65,7 +65,7 @@ def network_revision(world: "World") -> tuple[int, ...]:
 def routing_revision(world: "World") -> tuple[int, ...]:
     """Changes whenever a route could: services, endpoints, pod set, volumes, runtimes, faults, the network."""
     kr = world.store.kind_revision
-    return (kr.get("Service", 0), kr.get("Endpoints", 0), world.store.membership_revision.get("Pod", 0), kr.get("PersistentVolume", 0), kr.get("PersistentVolumeClaim", 0), world.runtime_epoch, world.fault_epoch, *network_revision(world))
+    return (kr.get("Service", 0), kr.get("Endpoints", 0), world.store.bound_pod_revision, kr.get("PersistentVolume", 0), kr.get("PersistentVolumeClaim", 0), world.runtime_epoch, world.fault_epoch, *network_revision(world))
 
 
 @dataclass

@@ -49,7 +49,7 @@ def traffic_phase(world: "World", dt: float) -> None:
         plan = world.plans.get(app.name)
         fresh = plan is None or plan.revision != rev
         if fresh:
-            err_key = (world.fault_epoch, world.store.membership_revision.get("Pod", 0), world.store.kind_revision.get("PersistentVolume", 0), world.store.kind_revision.get("PersistentVolumeClaim", 0))
+            err_key = (world.fault_epoch, world.store.bound_pod_revision, world.store.kind_revision.get("PersistentVolume", 0), world.store.kind_revision.get("PersistentVolumeClaim", 0))
             if err_key != state.pod_err_key:
                 _compute_pod_errors(world)
                 state.pod_err_key = err_key
