@@ -19,10 +19,10 @@ NS = "default"
 def failing_scheduler(monkeypatch: pytest.MonkeyPatch):
     real = engine.schedule_pending
 
-    def schedule_pending(world) -> None:
+    def schedule_pending(world, *args, **kwargs) -> None:
         if world.store.find("Pod", "trigger", NS) is not None:
             raise KeyError("status")
-        real(world)
+        real(world, *args, **kwargs)
 
     monkeypatch.setattr(engine, "schedule_pending", schedule_pending)
 
