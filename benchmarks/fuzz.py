@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--id", action="append", default=[], help="an id to fuzz (repeatable; overrides --ids)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--episode-steps", type=int, default=2000, help="length of the memory episode (0: skip it)")
+    ap.add_argument("--grade-every", type=int, default=10, help="grade one truncated episode in this many (1: every one)")
     ap.add_argument("--progress", action="store_true", help="print a progress line after each id")
     ap.add_argument("--max-seconds", type=float, default=0, help="stop starting commands after this long (0: no limit); the ids share it evenly")
     args = ap.parse_args(argv)
@@ -45,14 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     per_id = max(1, args.commands // len(ids))
     for k, env_id in enumerate(ids):
         deadline = t0 + args.max_seconds * (k + 1) / len(ids) if args.max_seconds else None
-        run_fuzz(env_id, per_id, seed=args.seed + k, stats=stats, deadline=deadline)
+        run_fuzz(env_id, per_id, seed=args.seed + k, stats=stats, deadline=deadline, grade_every=args.grade_every)
         if args.progress:
             el = time.perf_counter() - t0
             print(f"[{el:7.0f}s] {env_id}: {stats.commands} commands, {len(stats.exceptions)} exceptions, {stats.commands / el:.1f}/s", flush=True)
     wall = time.perf_counter() - t0
     times = sorted(t for t, _, _ in stats.times)
     print(f"ids: {len(ids)} ({', '.join(ids)})")
-    print(f"commands run: {stats.commands} in {wall:.0f} s ({stats.commands / wall:.1f}/s), episodes: {stats.resets}")
+    print(f"commands run: {stats.commands} in {wall:.0f} s ({stats.commands / wall:.1f}/s), episodes: {stats.resets} (one truncated episode in {args.grade_every} graded)")
     print(f"exceptions: {len(stats.exceptions)}")
     for env_id, cmd, tb in stats.exceptions[:20]:
         print(f"  {env_id}: {cmd[:200]!r}\n    {tb.strip().splitlines()[-1]}")

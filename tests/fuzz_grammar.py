@@ -296,10 +296,12 @@ def _short(cmd: str, n: int = 160) -> str:
     return repr(cmd if len(cmd) <= n else cmd[:n] + f"...(+{len(cmd) - n} chars)")
 
 
-def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = None, refresh_every: int = 50, on_step: Callable[[int, Any], None] | None = None, max_steps: int | None = None, safe: bool = False, deadline: float | None = None) -> FuzzStats:
+def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = None, refresh_every: int = 50, on_step: Callable[[int, Any], None] | None = None, max_steps: int | None = None, safe: bool = False, deadline: float | None = None, grade_every: int = 1) -> FuzzStats:
     """Run ``n`` generated commands on ``env_id`` (resetting when an episode ends); exceptions are caught and recorded.
 
     ``deadline``: a ``time.perf_counter()`` value after which no further command starts.
+    ``grade_every``: grade one truncated episode in this many (grading simulates minutes of the
+    cluster and costs more than the commands; long runs spend their time on commands).
     """
     stats = stats or FuzzStats()
     kwargs = {"max_steps": max_steps} if max_steps else {}
@@ -309,6 +311,7 @@ def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = No
     episode = 0
     obs, _ = env.reset(seed=seed)
     stats.resets += 1
+    inner.grade_truncated = True
     grammar = Grammar(inner, rng, safe=safe)
     try:
         for i in range(n):
@@ -339,6 +342,7 @@ def run_fuzz(env_id: str, n: int, seed: int = 0, *, stats: FuzzStats | None = No
                 episode += 1
                 obs, _ = env.reset(seed=seed + episode)
                 stats.resets += 1
+                inner.grade_truncated = episode % grade_every == 0
                 grammar = Grammar(inner, rng, safe=safe)
     finally:
         env.close()
